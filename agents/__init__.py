@@ -1,0 +1,1 @@
+"""Agents, custom agents, hooks, configuration revisions and agent tokens."""

@@ -1,0 +1,117 @@
+"""REST API v2 for custom agents and v1 for agent-level hooks (DESIGN §4).
+
+Agent tokens act on their own agent; admins name the agent with `?agent=<slug>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.parsers import JSONParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents import services
+from agents.models import Agent, CustomAgent
+from agents.selectors import (
+    agent_level_hooks,
+    custom_agent_as_document,
+    get_agent_for_user,
+    get_custom_agent,
+)
+from agents.validation import ValidationFailed
+from console.api import YAML_PARSERS, ApiError, YAMLRenderer
+from console.auth import IsAgentOrAdmin
+
+AGENT_PARAM = OpenApiParameter(
+    "agent", str, description="Agent slug (admins only; agent tokens act on their own agent)."
+)
+
+
+def invalid(exc: ValidationFailed) -> ApiError:
+    return ApiError(exc.message, code="invalid", fields=exc.fields)
+
+
+def with_warnings(body: dict[str, Any], warnings: dict[str, list[str]]) -> dict[str, Any]:
+    return {**body, "warnings": warnings} if warnings else body
+
+
+def request_agent(request: Request) -> Agent:
+    user = request.user
+    if getattr(user, "is_agent", False):
+        agent: Agent = user.agent  # type: ignore[union-attr]
+        return agent
+    slug = request.query_params.get("agent")
+    if not slug:
+        raise ApiError(
+            "Name the agent with ?agent=<slug> (agent tokens need no parameter).",
+            fields={"/agent": ["This query parameter is required for people."]},
+        )
+    return get_agent_for_user(user, slug, write=True)
+
+
+class _AgentConfigView(APIView):
+    permission_classes = [IsAgentOrAdmin]
+    renderer_classes = [JSONRenderer, YAMLRenderer]
+    parser_classes = [JSONParser, *YAML_PARSERS]
+
+
+class CustomAgentListApi(_AgentConfigView):
+    @extend_schema(parameters=[AGENT_PARAM], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        agent = request_agent(request)
+        items = CustomAgent.objects.filter(agent=agent).order_by("name")
+        return Response({"value": [custom_agent_as_document(item) for item in items]})
+
+
+class CustomAgentDetailApi(_AgentConfigView):
+    @extend_schema(parameters=[AGENT_PARAM], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, name: str) -> Response:
+        custom_agent = get_custom_agent(request_agent(request), name)
+        return Response(custom_agent_as_document(custom_agent))
+
+    @extend_schema(
+        parameters=[AGENT_PARAM], request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT}
+    )
+    def put(self, request: Request, name: str) -> Response:
+        agent = request_agent(request)
+        try:
+            custom_agent, created, warnings = services.custom_agent_put(
+                actor=request.user, agent=agent, name=name, document=request.data
+            )
+        except ValidationFailed as exc:
+            raise invalid(exc) from None
+        return Response(
+            with_warnings(custom_agent_as_document(custom_agent), warnings),
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+    @extend_schema(parameters=[AGENT_PARAM], responses={204: None})
+    def delete(self, request: Request, name: str) -> Response:
+        custom_agent = get_custom_agent(request_agent(request), name)
+        services.custom_agent_delete(actor=request.user, custom_agent=custom_agent)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AgentHooksApi(_AgentConfigView):
+    @extend_schema(parameters=[AGENT_PARAM], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        return Response({"hooks": agent_level_hooks(request_agent(request))})
+
+    @extend_schema(
+        parameters=[AGENT_PARAM], request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT}
+    )
+    def put(self, request: Request) -> Response:
+        agent = request_agent(request)
+        try:
+            warnings = services.agent_hooks_replace(
+                actor=request.user, agent=agent, document=request.data
+            )
+        except ValidationFailed as exc:
+            raise invalid(exc) from None
+        return Response(with_warnings({"hooks": agent_level_hooks(agent)}, warnings))

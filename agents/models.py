@@ -1,0 +1,155 @@
+"""Agents hold hooks at two levels: the agent itself and each of its custom agents."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+name_validator = RegexValidator(
+    NAME_PATTERN, "Use 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit."
+)
+
+
+def new_hook_key() -> str:
+    return f"hk_{secrets.token_hex(6)}"
+
+
+class Mode(models.TextChoices):
+    ENFORCE = "enforce", "Enforce"
+    EVALUATE_ONLY = "evaluate_only", "Evaluate only"
+
+
+class Event(models.TextChoices):
+    STOP = "Stop", "Stop"
+    POST_TOOL_USE = "PostToolUse", "PostToolUse"
+    PRE_TOOL_USE = "PreToolUse", "PreToolUse"
+
+
+class Agent(models.Model):
+    slug = models.CharField(max_length=64, unique=True, validators=[name_validator])
+    display_name = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.ENFORCE)
+    # Bumped by every configuration change of the agent or any custom agent of it.
+    revision = models.PositiveIntegerField(default=0)
+    webhook_url = models.URLField(blank=True, help_text="Optional: notified of new escalations.")
+    webhook_format = models.CharField(
+        max_length=16,
+        choices=[("json", "Generic JSON"), ("slack", "Slack-compatible")],
+        default="json",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def is_enforced(self) -> bool:
+        return self.mode == Mode.ENFORCE
+
+
+class CustomAgent(models.Model):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="custom_agents")
+    name = models.CharField(max_length=64, validators=[name_validator])
+    instructions = models.TextField(blank=True)
+    handoff_description = models.TextField(blank=True)
+    enable_vanilla_mode = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "name"], name="custom_agent_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug}/{self.name}"
+
+
+class Hook(models.Model):
+    """One hook. `definition` is the validated hook object with defaults filled in."""
+
+    key = models.CharField(max_length=32, unique=True, default=new_hook_key, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="hooks")
+    custom_agent = models.ForeignKey(
+        CustomAgent, on_delete=models.CASCADE, null=True, blank=True, related_name="hooks"
+    )
+    event = models.CharField(max_length=16, choices=Event.choices)
+    position = models.PositiveIntegerField(default=0)
+    enabled = models.BooleanField(default=True)
+    definition = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["event", "position", "id"]
+        indexes = [models.Index(fields=["agent", "custom_agent", "event", "position"])]
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.event} {self.definition.get('type')}"
+
+    @property
+    def hook_type(self) -> str:
+        return str(self.definition.get("type", "prompt"))
+
+
+class ConfigRevision(models.Model):
+    """A snapshot of one scope (the agent level, or one custom agent) after a change."""
+
+    class Scope(models.TextChoices):
+        AGENT = "agent", "Agent level"
+        CUSTOM_AGENT = "custom_agent", "Custom agent"
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="revisions")
+    scope = models.CharField(max_length=16, choices=Scope.choices)
+    # Kept as a name, not a foreign key, so history survives a deleted custom agent.
+    custom_agent_name = models.CharField(max_length=64, blank=True)
+    number = models.PositiveIntegerField()
+    action = models.CharField(max_length=64)
+    summary = models.CharField(max_length=300)
+    snapshot = models.JSONField()
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    actor_label = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "number"], name="revision_unique_number")
+        ]
+        indexes = [models.Index(fields=["agent", "scope", "custom_agent_name", "-number"])]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug} r{self.number} {self.action}"
+
+
+class AgentToken(models.Model):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    digest = models.CharField(max_length=64)
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug} · {self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

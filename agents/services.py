@@ -1,0 +1,493 @@
+"""Every write of the agents app. Each change validates first, then writes the change, a
+configuration revision and a governance event in one transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
+from agents.selectors import scope_snapshot
+from agents.validation import (
+    HookInput,
+    Problems,
+    ValidationFailed,
+    validate_document,
+    validate_hook,
+    validate_hooks_map,
+    validate_name,
+)
+from audit.services import governance_event_record
+from console.auth import actor_label, actor_user
+from console.tokens import AGENT_TOKEN_KIND, token_generate
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: AgentToken
+    plaintext: str
+
+
+def _record_change(
+    *,
+    actor: Any,
+    agent: Agent,
+    custom_agent_name: str = "",
+    action: str,
+    summary: str,
+    target: Any = None,
+    deleted: bool = False,
+) -> ConfigRevision:
+    """Bump the agent's revision and write the scope's snapshot and the governance event."""
+    Agent.objects.filter(pk=agent.pk).update(revision=F("revision") + 1, updated_at=timezone.now())
+    agent.refresh_from_db(fields=["revision", "updated_at"])
+    scope = ConfigRevision.Scope.CUSTOM_AGENT if custom_agent_name else ConfigRevision.Scope.AGENT
+    snapshot = None if deleted else scope_snapshot(agent, custom_agent_name or None)
+    revision = ConfigRevision.objects.create(
+        agent=agent,
+        scope=scope,
+        custom_agent_name=custom_agent_name,
+        number=agent.revision,
+        action=action,
+        summary=summary[:300],
+        snapshot={"deleted": True} if deleted else snapshot,
+        actor=actor_user(actor),
+        actor_label=actor_label(actor),
+    )
+    governance_event_record(
+        actor=actor,
+        action=action,
+        summary=summary,
+        agent=agent,
+        target=target if target is not None else revision,
+        after={"revision": revision.number, "custom_agent": custom_agent_name or None},
+    )
+    return revision
+
+
+def _scope_label(custom_agent: CustomAgent | None) -> str:
+    return f"custom agent {custom_agent.name}" if custom_agent else "agent level"
+
+
+def _replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[HookInput]) -> None:
+    """Replace a scope's hooks, keeping each slot's stable key (event, index) where it exists."""
+    existing = list(
+        Hook.objects.filter(agent=agent, custom_agent=custom_agent).order_by("event", "position")
+    )
+    keys_by_slot: dict[tuple[str, int], str] = {}
+    counters: dict[str, int] = {}
+    for hook in existing:
+        index = counters.get(hook.event, 0)
+        keys_by_slot[(hook.event, index)] = hook.key
+        counters[hook.event] = index + 1
+    Hook.objects.filter(agent=agent, custom_agent=custom_agent).delete()
+    positions: dict[str, int] = {}
+    new_rows = []
+    for item in hooks:
+        position = positions.get(item.event, 0)
+        positions[item.event] = position + 1
+        row = Hook(
+            agent=agent,
+            custom_agent=custom_agent,
+            event=item.event,
+            position=position,
+            enabled=item.enabled,
+            definition=item.definition,
+        )
+        if (item.event, position) in keys_by_slot:
+            row.key = keys_by_slot[(item.event, position)]
+        new_rows.append(row)
+    Hook.objects.bulk_create(new_rows)
+
+
+@transaction.atomic
+def agent_create(*, actor: Any, slug: str, display_name: str = "", description: str = "") -> Agent:
+    problems = Problems()
+    validate_name(slug, "/slug", problems)
+    if not problems.errors and Agent.objects.filter(slug=slug).exists():
+        problems.error("/slug", f"An agent named {slug!r} already exists.")
+    if problems.errors:
+        raise ValidationFailed(problems, "The agent is invalid.")
+    agent = Agent.objects.create(slug=slug, display_name=display_name, description=description)
+    _record_change(
+        actor=actor,
+        agent=agent,
+        action="agent.created",
+        summary=f"Created agent {slug}",
+        target=agent,
+    )
+    return agent
+
+
+@transaction.atomic
+def agent_set_mode(*, actor: Any, agent: Agent, mode: str) -> Agent:
+    if mode not in Mode.values:
+        raise ValidationFailed(
+            Problems(errors={"/mode": [f"mode must be one of {', '.join(Mode.values)}."]})
+        )
+    if agent.mode == mode:
+        return agent
+    before = agent.mode
+    agent.mode = mode
+    agent.save(update_fields=["mode", "updated_at"])
+    _record_change(
+        actor=actor,
+        agent=agent,
+        action="agent.mode_changed",
+        summary=f"Mode {before} → {mode}",
+        target=agent,
+    )
+    return agent
+
+
+@transaction.atomic
+def agent_settings_update(
+    *,
+    actor: Any,
+    agent: Agent,
+    display_name: str,
+    description: str,
+    webhook_url: str,
+    webhook_format: str,
+) -> Agent:
+    agent.display_name = display_name
+    agent.description = description
+    agent.webhook_url = webhook_url
+    agent.webhook_format = webhook_format
+    agent.save(
+        update_fields=["display_name", "description", "webhook_url", "webhook_format", "updated_at"]
+    )
+    governance_event_record(
+        actor=actor,
+        action="agent.settings_changed",
+        summary=f"Updated settings of {agent.slug}",
+        agent=agent,
+        target=agent,
+    )
+    return agent
+
+
+def agent_hooks_replace(*, actor: Any, agent: Agent, document: Any) -> dict[str, list[str]]:
+    """PUT /api/v1/agent/hooks: `{"hooks": {...}}` replaces every agent-level hook."""
+    problems = Problems()
+    if not isinstance(document, dict):
+        problems.error("", 'The body must be an object: {"hooks": {"Stop": [...], ...}}.')
+        raise ValidationFailed(problems)
+    for key in document:
+        if key != "hooks":
+            problems.error(f"/{key}", f"Unknown field {key!r}.")
+    hooks, hook_problems = validate_hooks_map(document.get("hooks"), base="/hooks")
+    problems.merge(hook_problems)
+    if problems.errors:
+        raise ValidationFailed(problems)
+    with transaction.atomic():
+        _replace_hooks(agent, None, hooks)
+        _record_change(
+            actor=actor,
+            agent=agent,
+            action="hooks.replaced",
+            summary=f"Replaced agent-level hooks ({len(hooks)})",
+        )
+    return problems.warnings
+
+
+@transaction.atomic
+def hook_create(
+    *, actor: Any, agent: Agent, custom_agent: CustomAgent | None, event: str, raw: dict[str, Any]
+) -> tuple[Hook, dict[str, list[str]]]:
+    hook_input, problems = validate_hook(raw, event=event)
+    if event not in ("Stop", "PostToolUse", "PreToolUse"):
+        problems.error("/event", "event must be Stop, PostToolUse or PreToolUse.")
+    if hook_input is None or problems.errors:
+        raise ValidationFailed(problems, "The hook is invalid.")
+    position = Hook.objects.filter(agent=agent, custom_agent=custom_agent, event=event).aggregate(
+        m=Max("position")
+    )["m"]
+    hook = Hook.objects.create(
+        agent=agent,
+        custom_agent=custom_agent,
+        event=event,
+        position=0 if position is None else position + 1,
+        enabled=hook_input.enabled,
+        definition=hook_input.definition,
+    )
+    _record_change(
+        actor=actor,
+        agent=agent,
+        custom_agent_name=custom_agent.name if custom_agent else "",
+        action="hook.created",
+        summary=f"Added {hook.hook_type} {event} hook {hook.key} ({_scope_label(custom_agent)})",
+        target=hook,
+    )
+    return hook, problems.warnings
+
+
+@transaction.atomic
+def hook_update(
+    *, actor: Any, hook: Hook, raw: dict[str, Any]
+) -> tuple[Hook, dict[str, list[str]]]:
+    hook_input, problems = validate_hook(raw, event=hook.event)
+    if hook_input is None or problems.errors:
+        raise ValidationFailed(problems, "The hook is invalid.")
+    hook.definition = hook_input.definition
+    hook.enabled = hook_input.enabled
+    hook.save(update_fields=["definition", "enabled", "updated_at"])
+    _record_change(
+        actor=actor,
+        agent=hook.agent,
+        custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
+        action="hook.updated",
+        summary=f"Edited {hook.event} hook {hook.key} ({_scope_label(hook.custom_agent)})",
+        target=hook,
+    )
+    return hook, problems.warnings
+
+
+@transaction.atomic
+def hook_set_enabled(*, actor: Any, hook: Hook, enabled: bool) -> Hook:
+    if hook.enabled == enabled:
+        return hook
+    hook.enabled = enabled
+    hook.save(update_fields=["enabled", "updated_at"])
+    _record_change(
+        actor=actor,
+        agent=hook.agent,
+        custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
+        action="hook.enabled" if enabled else "hook.disabled",
+        summary=f"{'Enabled' if enabled else 'Disabled'} {hook.event} hook {hook.key} ({_scope_label(hook.custom_agent)})",
+        target=hook,
+    )
+    return hook
+
+
+@transaction.atomic
+def hook_move(*, actor: Any, hook: Hook, offset: int) -> Hook:
+    """Move a hook up (offset -1) or down (+1) within its event's list."""
+    siblings = list(
+        Hook.objects.select_for_update()
+        .filter(agent=hook.agent, custom_agent=hook.custom_agent, event=hook.event)
+        .order_by("position", "id")
+    )
+    index = next(i for i, sibling in enumerate(siblings) if sibling.pk == hook.pk)
+    target = index + offset
+    if offset == 0 or not 0 <= target < len(siblings):
+        return hook
+    siblings.insert(target, siblings.pop(index))
+    for position, sibling in enumerate(siblings):
+        if sibling.position != position:
+            sibling.position = position
+            sibling.save(update_fields=["position"])
+    _record_change(
+        actor=actor,
+        agent=hook.agent,
+        custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
+        action="hook.reordered",
+        summary=f"Moved {hook.event} hook {hook.key} to position {target + 1} ({_scope_label(hook.custom_agent)})",
+        target=hook,
+    )
+    return hook
+
+
+@transaction.atomic
+def hook_delete(*, actor: Any, hook: Hook) -> None:
+    agent, custom_agent, key, event = hook.agent, hook.custom_agent, hook.key, hook.event
+    siblings = Hook.objects.filter(
+        agent=agent, custom_agent=custom_agent, event=event, position__gt=hook.position
+    )
+    hook.delete()
+    siblings.update(position=F("position") - 1)
+    _record_change(
+        actor=actor,
+        agent=agent,
+        custom_agent_name=custom_agent.name if custom_agent else "",
+        action="hook.deleted",
+        summary=f"Deleted {event} hook {key} ({_scope_label(custom_agent)})",
+    )
+
+
+def custom_agent_put(
+    *, actor: Any, agent: Agent, name: str, document: Any
+) -> tuple[CustomAgent, bool, dict[str, list[str]]]:
+    """Create or replace a custom agent from its v2 document. Returns (custom agent, created, warnings)."""
+    parsed = validate_document(document)
+    if parsed.name != name:
+        raise ValidationFailed(
+            Problems(
+                errors={
+                    "/metadata/name": [
+                        f"metadata.name {parsed.name!r} does not match the URL name {name!r}."
+                    ]
+                }
+            )
+        )
+    with transaction.atomic():
+        custom_agent, created = CustomAgent.objects.select_for_update().get_or_create(
+            agent=agent, name=name
+        )
+        custom_agent.instructions = parsed.instructions
+        custom_agent.handoff_description = parsed.handoff_description
+        custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
+        custom_agent.save()
+        _replace_hooks(agent, custom_agent, parsed.hooks)
+        _record_change(
+            actor=actor,
+            agent=agent,
+            custom_agent_name=name,
+            action="custom_agent.created" if created else "custom_agent.replaced",
+            summary=f"{'Created' if created else 'Replaced'} custom agent {name} ({len(parsed.hooks)} hooks)",
+            target=custom_agent,
+        )
+    return custom_agent, created, parsed.warnings
+
+
+@transaction.atomic
+def custom_agent_create(
+    *,
+    actor: Any,
+    agent: Agent,
+    name: str,
+    instructions: str = "",
+    handoff_description: str = "",
+    enable_vanilla_mode: bool = False,
+) -> CustomAgent:
+    problems = Problems()
+    validate_name(name, "/name", problems)
+    if not problems.errors and CustomAgent.objects.filter(agent=agent, name=name).exists():
+        problems.error("/name", f"{agent.slug} already has a custom agent named {name!r}.")
+    if problems.errors:
+        raise ValidationFailed(problems, "The custom agent is invalid.")
+    custom_agent = CustomAgent.objects.create(
+        agent=agent,
+        name=name,
+        instructions=instructions,
+        handoff_description=handoff_description,
+        enable_vanilla_mode=enable_vanilla_mode,
+    )
+    _record_change(
+        actor=actor,
+        agent=agent,
+        custom_agent_name=name,
+        action="custom_agent.created",
+        summary=f"Created custom agent {name}",
+        target=custom_agent,
+    )
+    return custom_agent
+
+
+@transaction.atomic
+def custom_agent_update(
+    *,
+    actor: Any,
+    custom_agent: CustomAgent,
+    instructions: str,
+    handoff_description: str,
+    enable_vanilla_mode: bool,
+) -> CustomAgent:
+    custom_agent.instructions = instructions
+    custom_agent.handoff_description = handoff_description
+    custom_agent.enable_vanilla_mode = enable_vanilla_mode
+    custom_agent.save(
+        update_fields=["instructions", "handoff_description", "enable_vanilla_mode", "updated_at"]
+    )
+    _record_change(
+        actor=actor,
+        agent=custom_agent.agent,
+        custom_agent_name=custom_agent.name,
+        action="custom_agent.updated",
+        summary=f"Edited settings of custom agent {custom_agent.name}",
+        target=custom_agent,
+    )
+    return custom_agent
+
+
+@transaction.atomic
+def custom_agent_delete(*, actor: Any, custom_agent: CustomAgent) -> None:
+    agent, name = custom_agent.agent, custom_agent.name
+    custom_agent.delete()
+    _record_change(
+        actor=actor,
+        agent=agent,
+        custom_agent_name=name,
+        action="custom_agent.deleted",
+        summary=f"Deleted custom agent {name}",
+        deleted=True,
+    )
+
+
+@transaction.atomic
+def revision_rollback(*, actor: Any, revision: ConfigRevision) -> ConfigRevision:
+    """Restore a scope to what `revision` recorded; the restore is itself a new revision."""
+    agent = revision.agent
+    snapshot = revision.snapshot or {}
+    if revision.scope == ConfigRevision.Scope.AGENT:
+        hooks, problems = validate_hooks_map(snapshot.get("hooks"), base="/hooks")
+        if problems.errors:
+            raise ValidationFailed(problems, "That revision no longer validates.")
+        _replace_hooks(agent, None, hooks)
+        if snapshot.get("mode") in Mode.values and agent.mode != snapshot["mode"]:
+            agent.mode = snapshot["mode"]
+            agent.save(update_fields=["mode", "updated_at"])
+    elif snapshot.get("deleted"):
+        CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).delete()
+    else:
+        parsed = validate_document(snapshot)
+        custom_agent, _ = CustomAgent.objects.get_or_create(
+            agent=agent, name=revision.custom_agent_name
+        )
+        custom_agent.instructions = parsed.instructions
+        custom_agent.handoff_description = parsed.handoff_description
+        custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
+        custom_agent.save()
+        _replace_hooks(agent, custom_agent, parsed.hooks)
+    return _record_change(
+        actor=actor,
+        agent=agent,
+        custom_agent_name=revision.custom_agent_name,
+        action="revision.rolled_back",
+        summary=f"Rolled back {revision.get_scope_display().lower()}"
+        f"{' ' + revision.custom_agent_name if revision.custom_agent_name else ''} to revision {revision.number}",
+        deleted=bool(snapshot.get("deleted")),
+    )
+
+
+@transaction.atomic
+def agent_token_issue(*, actor: Any, agent: Agent, name: str) -> IssuedToken:
+    name = (name or "").strip() or "default"
+    new = token_generate(AGENT_TOKEN_KIND)
+    token = AgentToken.objects.create(
+        agent=agent,
+        name=name[:100],
+        prefix=new.prefix,
+        digest=new.digest,
+        created_by=actor_label(actor),
+    )
+    governance_event_record(
+        actor=actor,
+        action="token.issued",
+        summary=f"Issued agent token {name} ({new.prefix}…)",
+        agent=agent,
+        target=token,
+    )
+    return IssuedToken(token=token, plaintext=new.plaintext)
+
+
+@transaction.atomic
+def agent_token_revoke(*, actor: Any, token: AgentToken) -> AgentToken:
+    updated = AgentToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+    token.refresh_from_db(fields=["revoked_at"])
+    if updated:
+        governance_event_record(
+            actor=actor,
+            action="token.revoked",
+            summary=f"Revoked agent token {token.name} ({token.prefix}…)",
+            agent=token.agent,
+            target=token,
+        )
+    return token

@@ -1,0 +1,397 @@
+"""Validation of hooks and of the ExtendedAgent v2 document (SPEC §1): one implementation
+for the portal forms and the REST API alike.
+
+Pure functions over plain dicts. Errors and warnings are keyed by JSON pointer
+(`/spec/hooks/PostToolUse/0/timeout`); a document with any error is refused whole.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+API_VERSION = "azuresre.ai/v2"
+KIND = "ExtendedAgent"
+EVENTS = ("Stop", "PostToolUse", "PreToolUse")
+MATCHER_EVENTS = ("PostToolUse", "PreToolUse")
+HOOK_TYPES = ("prompt", "command", "approval")
+FAIL_MODES = ("allow", "block")
+MODEL_TIERS = ("Reasoning", "ReasoningFast", "GeneralPurpose", "Fast", "LongContext")
+SHEBANGS = ("#!/bin/bash", "#!/usr/bin/env python3")
+SCRIPT_MAX_BYTES = 64 * 1024
+TIMEOUT_MIN, TIMEOUT_MAX, TIMEOUT_DEFAULT = 1, 300, 30
+MAX_REJECTIONS_MIN, MAX_REJECTIONS_MAX, MAX_REJECTIONS_DEFAULT = 1, 25, 3
+EXPIRES_MIN, EXPIRES_MAX, EXPIRES_DEFAULT = 1, 30 * 24 * 3600, 600
+APPROVALS_MIN, APPROVALS_MAX, APPROVALS_DEFAULT = 1, 10, 1
+FAIL_MODE_DEFAULT = "allow"
+MODEL_DEFAULT = "ReasoningFast"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+DEPLOYMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
+
+# Keys each hook type may carry. `enabled` is the console's own switch (false = kept, not run).
+COMMON_KEYS = {"type", "matcher", "enabled"}
+TYPE_KEYS = {
+    "prompt": COMMON_KEYS | {"prompt", "timeout", "failMode", "model", "maxRejections"},
+    "command": COMMON_KEYS | {"command", "script", "timeout", "failMode", "model", "maxRejections"},
+    "approval": COMMON_KEYS | {"expiresIn", "approvalsRequired"},
+}
+ALL_HOOK_KEYS = set().union(*TYPE_KEYS.values())
+# Output order of a hook's keys, as the source documents write them.
+KEY_ORDER = (
+    "type", "matcher", "prompt", "command", "timeout", "failMode", "model", "maxRejections",
+    "expiresIn", "approvalsRequired", "script", "enabled",
+)  # fmt: skip
+DOCUMENT_KEYS = {"api_version", "kind", "metadata", "spec"}
+METADATA_KEYS = {"name"}
+SPEC_KEYS = {"instructions", "handoffDescription", "enableVanillaMode", "hooks"}
+
+
+def pointer(*parts: str | int) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+@dataclass
+class Problems:
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+
+    def error(self, at: str, message: str) -> None:
+        self.errors.setdefault(at, []).append(message)
+
+    def warn(self, at: str, message: str) -> None:
+        self.warnings.setdefault(at, []).append(message)
+
+    def merge(self, other: Problems) -> None:
+        for at, messages in other.errors.items():
+            self.errors.setdefault(at, []).extend(messages)
+        for at, messages in other.warnings.items():
+            self.warnings.setdefault(at, []).extend(messages)
+
+
+class ValidationFailed(Exception):
+    def __init__(self, problems: Problems, message: str = "The document is invalid.") -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = problems.errors
+        self.warnings = problems.warnings
+
+
+@dataclass(frozen=True)
+class HookInput:
+    """A validated hook: its event, its normalized definition and whether it runs."""
+
+    event: str
+    definition: dict[str, Any]
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class CustomAgentDocument:
+    name: str
+    instructions: str
+    handoff_description: str
+    enable_vanilla_mode: bool
+    hooks: list[HookInput]
+    warnings: dict[str, list[str]]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_in_range(
+    raw: dict[str, Any], key: str, low: int, high: int, at: str, problems: Problems
+) -> None:
+    value = raw[key]
+    if not _is_int(value):
+        problems.error(at, f"{key} must be an integer, got {type(value).__name__}.")
+    elif not low <= value <= high:
+        problems.error(at, f"{key} must be between {low} and {high}, got {value}.")
+
+
+def _check_matcher(raw: dict[str, Any], event: str, base: str, problems: Problems) -> None:
+    at = f"{base}/matcher"
+    if "matcher" not in raw:
+        if event in MATCHER_EVENTS:
+            problems.error(at, f"matcher is required for {event} hooks ('*' matches every tool).")
+        return
+    matcher = raw["matcher"]
+    if event not in MATCHER_EVENTS:
+        problems.warn(at, f"matcher has no effect on {event} hooks.")
+    if matcher is None or matcher == "":
+        problems.warn(at, "An empty or null matcher matches no tool.")
+        return
+    if not isinstance(matcher, str):
+        problems.error(at, "matcher must be a string (a regular expression, or '*').")
+        return
+    if matcher != "*":
+        try:
+            re.compile(f"^({matcher})$")
+        except re.error as exc:
+            problems.error(at, f"matcher is not a valid regular expression: {exc}.")
+
+
+def _check_script(raw: dict[str, Any], key: str, at: str, problems: Problems) -> None:
+    value = raw[key]
+    if not isinstance(value, str) or not value.strip():
+        problems.error(at, f"{key} must be a non-empty string.")
+        return
+    size = len(value.encode("utf-8"))
+    if size > SCRIPT_MAX_BYTES:
+        problems.error(at, f"{key} is {size} bytes; the limit is {SCRIPT_MAX_BYTES} bytes (64 KB).")
+    if key == "script":
+        first_line = value.split("\n", 1)[0].rstrip("\r")
+        if first_line not in SHEBANGS:
+            problems.error(
+                at,
+                f"script must start with '{SHEBANGS[0]}' or '{SHEBANGS[1]}', got {first_line!r}.",
+            )
+
+
+def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | None, Problems]:
+    """Validate one hook object under `event`; `base` is its JSON pointer."""
+    problems = Problems()
+    if not isinstance(raw, dict):
+        problems.error(base or "/", "A hook must be an object.")
+        return None, problems
+
+    hook_type = raw.get("type", "prompt")
+    if hook_type not in HOOK_TYPES:
+        problems.error(
+            f"{base}/type",
+            f"type must be 'prompt', 'command' or 'approval' (PreToolUse only), got {hook_type!r}.",
+        )
+        return None, problems
+    if hook_type == "approval" and event != "PreToolUse":
+        problems.error(f"{base}/type", "approval hooks are only valid under PreToolUse.")
+        return None, problems
+
+    allowed = TYPE_KEYS[hook_type]
+    for key in raw:
+        if key not in allowed:
+            reason = (
+                f"{key} is not valid for {hook_type} hooks."
+                if key in ALL_HOOK_KEYS
+                else f"Unknown field {key!r}."
+            )
+            problems.error(pointer_join(base, key), reason)
+
+    _check_matcher(raw, event, base, problems)
+    if "enabled" in raw and not isinstance(raw["enabled"], bool):
+        problems.error(f"{base}/enabled", "enabled must be true or false.")
+
+    if hook_type == "prompt":
+        prompt = raw.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            problems.error(f"{base}/prompt", "prompt is required for prompt hooks.")
+    elif hook_type == "command":
+        present = [key for key in ("command", "script") if key in raw]
+        if not present:
+            problems.error(
+                f"{base}/command", "A command hook needs exactly one of command or script."
+            )
+        elif len(present) == 2:
+            problems.error(f"{base}/script", "command and script are mutually exclusive.")
+        for key in present:
+            _check_script(raw, key, f"{base}/{key}", problems)
+        if "model" in raw:
+            problems.warn(f"{base}/model", "model has no effect on command hooks.")
+
+    if hook_type in ("prompt", "command"):
+        if "timeout" in raw:
+            _int_in_range(raw, "timeout", TIMEOUT_MIN, TIMEOUT_MAX, f"{base}/timeout", problems)
+        if "failMode" in raw and raw["failMode"] not in FAIL_MODES:
+            problems.error(
+                f"{base}/failMode", f"failMode must be 'allow' or 'block', got {raw['failMode']!r}."
+            )
+        if "model" in raw:
+            model = raw["model"]
+            if not isinstance(model, str) or not (
+                model in MODEL_TIERS or DEPLOYMENT_RE.match(model)
+            ):
+                problems.error(
+                    f"{base}/model",
+                    f"model must be a tier ({', '.join(MODEL_TIERS)}) or a deployment name.",
+                )
+        if "maxRejections" in raw:
+            at = f"{base}/maxRejections"
+            _int_in_range(
+                raw, "maxRejections", MAX_REJECTIONS_MIN, MAX_REJECTIONS_MAX, at, problems
+            )
+            if event != "Stop":
+                problems.warn(at, f"maxRejections has no effect on {event} hooks (Stop only).")
+            elif hook_type == "command":
+                problems.warn(
+                    at, "maxRejections has no effect on command hooks (prompt Stop hooks only)."
+                )
+    else:
+        if "expiresIn" in raw:
+            _int_in_range(raw, "expiresIn", EXPIRES_MIN, EXPIRES_MAX, f"{base}/expiresIn", problems)
+        if "approvalsRequired" in raw:
+            at = f"{base}/approvalsRequired"
+            _int_in_range(raw, "approvalsRequired", APPROVALS_MIN, APPROVALS_MAX, at, problems)
+
+    if problems.errors:
+        return None, problems
+    enabled = raw.get("enabled", True)
+    return HookInput(
+        event=event, definition=hook_with_defaults(raw, event), enabled=enabled
+    ), problems
+
+
+def pointer_join(base: str, key: str | int) -> str:
+    return base + pointer(key)
+
+
+def hook_with_defaults(raw: dict[str, Any], event: str) -> dict[str, Any]:
+    """The hook as stored and returned: every default filled in, `enabled` left out."""
+    hook = {key: value for key, value in raw.items() if key != "enabled"}
+    hook_type = hook.setdefault("type", "prompt")
+    if hook_type in ("prompt", "command"):
+        hook.setdefault("timeout", TIMEOUT_DEFAULT)
+        hook.setdefault("failMode", FAIL_MODE_DEFAULT)
+    if hook_type == "prompt":
+        hook.setdefault("model", MODEL_DEFAULT)
+        if event == "Stop":
+            hook.setdefault("maxRejections", MAX_REJECTIONS_DEFAULT)
+    if hook_type == "approval":
+        hook.setdefault("expiresIn", EXPIRES_DEFAULT)
+        hook.setdefault("approvalsRequired", APPROVALS_DEFAULT)
+    return order_hook_keys(hook)
+
+
+def order_hook_keys(hook: dict[str, Any]) -> dict[str, Any]:
+    rank = {key: index for index, key in enumerate(KEY_ORDER)}
+    return dict(sorted(hook.items(), key=lambda item: rank.get(item[0], len(rank))))
+
+
+def validate_hooks_map(raw: Any, *, base: str) -> tuple[list[HookInput], Problems]:
+    """Validate `{"Stop": [...], "PostToolUse": [...], ...}`; hooks come back in order."""
+    problems = Problems()
+    hooks: list[HookInput] = []
+    if raw is None:
+        return hooks, problems
+    if not isinstance(raw, dict):
+        problems.error(base, "hooks must be a mapping of event name to a list of hooks.")
+        return hooks, problems
+    for event, items in raw.items():
+        at = pointer_join(base, event)
+        if event not in EVENTS:
+            problems.error(at, f"Unknown event {event!r}; expected one of {', '.join(EVENTS)}.")
+            continue
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            problems.error(at, f"{event} must be a list of hooks.")
+            continue
+        for index, item in enumerate(items):
+            hook, hook_problems = validate_hook(item, event=event, base=pointer_join(at, index))
+            problems.merge(hook_problems)
+            if hook is not None:
+                hooks.append(hook)
+    return hooks, problems
+
+
+def _check_keys(raw: dict[str, Any], allowed: set[str], base: str, problems: Problems) -> None:
+    for key in raw:
+        if key not in allowed:
+            problems.error(pointer_join(base, key), f"Unknown field {key!r}.")
+
+
+def validate_name(name: Any, at: str, problems: Problems) -> None:
+    if not isinstance(name, str) or not name:
+        problems.error(at, "name is required.")
+    elif not NAME_RE.match(name):
+        problems.error(
+            at,
+            "name must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit.",
+        )
+
+
+def validate_document(raw: Any) -> CustomAgentDocument:
+    """Validate an ExtendedAgent v2 document; raise ValidationFailed naming every bad field."""
+    problems = Problems()
+    if not isinstance(raw, dict):
+        problems.error(
+            "", "The document must be a mapping with api_version, kind, metadata and spec."
+        )
+        raise ValidationFailed(problems)
+    _check_keys(raw, DOCUMENT_KEYS, "", problems)
+    if raw.get("api_version") != API_VERSION:
+        problems.error(
+            "/api_version", f"api_version must be {API_VERSION!r}, got {raw.get('api_version')!r}."
+        )
+    if raw.get("kind") != KIND:
+        problems.error("/kind", f"kind must be {KIND!r}, got {raw.get('kind')!r}.")
+
+    metadata = raw.get("metadata")
+    name = ""
+    if not isinstance(metadata, dict):
+        problems.error("/metadata", "metadata is required and must be a mapping with a name.")
+    else:
+        _check_keys(metadata, METADATA_KEYS, "/metadata", problems)
+        validate_name(metadata.get("name"), "/metadata/name", problems)
+        raw_name = metadata.get("name")
+        name = raw_name if isinstance(raw_name, str) else ""
+
+    spec = raw.get("spec", {})
+    hooks: list[HookInput] = []
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, dict):
+        problems.error("/spec", "spec must be a mapping.")
+        spec = {}
+    _check_keys(spec, SPEC_KEYS, "/spec", problems)
+    for key in ("instructions", "handoffDescription"):
+        if key in spec and spec[key] is not None and not isinstance(spec[key], str):
+            problems.error(f"/spec/{key}", f"{key} must be a string.")
+    if "enableVanillaMode" in spec and not isinstance(spec["enableVanillaMode"], bool):
+        problems.error("/spec/enableVanillaMode", "enableVanillaMode must be true or false.")
+    hooks, hook_problems = validate_hooks_map(spec.get("hooks"), base="/spec/hooks")
+    problems.merge(hook_problems)
+
+    if problems.errors:
+        raise ValidationFailed(problems)
+    return CustomAgentDocument(
+        name=name,
+        instructions=spec.get("instructions") or "",
+        handoff_description=spec.get("handoffDescription") or "",
+        enable_vanilla_mode=bool(spec.get("enableVanillaMode", False)),
+        hooks=hooks,
+        warnings=problems.warnings,
+    )
+
+
+def hooks_document(
+    hooks: list[tuple[str, dict[str, Any], bool]],
+) -> dict[str, list[dict[str, Any]]]:
+    """`[(event, definition, enabled)]` in order → `{event: [hook, ...]}` with only used events."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for event, definition, enabled in hooks:
+        item = dict(definition)
+        if not enabled:
+            item["enabled"] = False
+        out.setdefault(event, []).append(order_hook_keys(item))
+    return {event: out[event] for event in EVENTS if event in out}
+
+
+def custom_agent_document(
+    *,
+    name: str,
+    instructions: str,
+    handoff_description: str,
+    enable_vanilla_mode: bool,
+    hooks: list[tuple[str, dict[str, Any], bool]],
+) -> dict[str, Any]:
+    return {
+        "api_version": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name},
+        "spec": {
+            "instructions": instructions,
+            "handoffDescription": handoff_description,
+            "enableVanillaMode": enable_vanilla_mode,
+            "hooks": hooks_document(hooks),
+        },
+    }

@@ -1,0 +1,1 @@
+"""Escalations and decisions: reviewer inbox, live updates, agent long-poll, expiry."""

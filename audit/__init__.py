@@ -1,0 +1,1 @@
+"""Interception records (payload-free), governance events, search, export, retention."""

@@ -1,0 +1,5 @@
+"""The console project: settings, routing, auth and roles, Celery app, shared API errors."""
+
+from console.celery import app as celery_app
+
+__all__ = ["celery_app"]

@@ -1,0 +1,165 @@
+"""The shared API error shape, the YAML parser/renderer and the exception handler.
+
+Every API error is `{"error": {"code": str, "message": str, "fields": {pointer: [str]}}}`,
+with fields keyed by JSON pointer (`/spec/hooks/PostToolUse/0/timeout`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class ApiError(exceptions.APIException):
+    """An error in the console's shape; raise it from views and services' callers."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "invalid",
+        status_code: int = status.HTTP_400_BAD_REQUEST,
+        fields: dict[str, list[str]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail=message, code=code)
+        self.status_code = status_code
+        self.message = message
+        self.error_code = code
+        self.fields = fields or {}
+        self.headers = headers or {}
+
+
+def error_body(
+    code: str, message: str, fields: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def _pointer(path: list[str | int]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _flatten_drf_detail(detail: Any, path: list[str | int], out: dict[str, list[str]]) -> None:
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            if key == "non_field_errors":
+                _flatten_drf_detail(value, path, out)
+            else:
+                _flatten_drf_detail(value, [*path, key], out)
+    elif isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            out.setdefault(_pointer(path), []).extend(str(item) for item in detail)
+        else:
+            for index, item in enumerate(detail):
+                _flatten_drf_detail(item, [*path, index], out)
+    else:
+        out.setdefault(_pointer(path), []).append(str(detail))
+
+
+_CODES = {
+    400: "invalid",
+    401: "not_authenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "throttled",
+    503: "unavailable",
+}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApiError):
+        return Response(
+            error_body(exc.error_code, exc.message, exc.fields),
+            status=exc.status_code,
+            headers=exc.headers,
+        )
+    if isinstance(exc, RequestDataTooBig):
+        return Response(
+            error_body("too_large", "Request body is too large."),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    code = _CODES.get(response.status_code, "error")
+    if isinstance(exc, exceptions.ParseError):
+        code = "malformed"
+    if isinstance(exc, exceptions.ValidationError):
+        fields: dict[str, list[str]] = {}
+        _flatten_drf_detail(exc.detail, [], fields)
+        response.data = error_body(code, "The request is invalid.", fields)
+    else:
+        detail = getattr(exc, "detail", None)
+        response.data = error_body(code, str(detail) if detail is not None else str(exc))
+    return response
+
+
+class YAMLParser(BaseParser):
+    media_type = "application/yaml"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        try:
+            return yaml.safe_load(stream.read().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise exceptions.ParseError(f"Body is not UTF-8: {exc}") from None
+        except yaml.YAMLError as exc:
+            raise exceptions.ParseError(f"Malformed YAML: {exc}") from None
+
+
+class YAMLAliasParser(YAMLParser):
+    """`application/x-yaml` and `text/yaml` are common spellings clients send."""
+
+    media_type = "application/x-yaml"
+
+
+class TextYAMLParser(YAMLParser):
+    media_type = "text/yaml"
+
+
+YAML_PARSERS = [YAMLParser, YAMLAliasParser, TextYAMLParser]
+
+
+class _LiteralDumper(yaml.SafeDumper):
+    """Multi-line strings (prompts, scripts) as `|` blocks, as the source documents write them."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    if "\n" in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+_LiteralDumper.add_representer(str, _str_representer)
+
+
+def yaml_dump(value: Any) -> str:
+    return yaml.dump(value, Dumper=_LiteralDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+class YAMLRenderer(BaseRenderer):
+    media_type = "application/yaml"
+    format = "yaml"
+    charset = "utf-8"
+
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
+    ) -> bytes:
+        if data is None:
+            return b""
+        return yaml_dump(data).encode("utf-8")

@@ -1,0 +1,56 @@
+"""Writes of the console app: users in roles and their personal API tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import Group, User
+from django.db import transaction
+
+from audit.services import governance_event_record
+from console.models import ApiToken
+from console.roles import Role
+from console.tokens import PERSONAL_TOKEN_KIND, token_generate
+
+
+@dataclass(frozen=True)
+class IssuedApiToken:
+    token: ApiToken
+    plaintext: str
+
+
+@transaction.atomic
+def user_set_role(*, actor: Any, username: str, role: str, password: str | None = None) -> User:
+    if role not in Role.values:
+        raise ValueError(f"role must be one of {', '.join(Role.values)}")
+    user, created = User.objects.get_or_create(username=username)
+    if password:
+        user.set_password(password)
+    elif created:
+        user.set_unusable_password()
+    user.is_staff = role == Role.ADMIN
+    user.save()
+    groups = [Group.objects.get_or_create(name=name)[0] for name in Role.values]
+    user.groups.remove(*groups)
+    user.groups.add(Group.objects.get(name=role))
+    governance_event_record(
+        actor=actor,
+        action="user.created" if created else "user.role_set",
+        summary=f"{'Created' if created else 'Updated'} user {username} as {role}",
+        target=user,
+    )
+    return user
+
+
+@transaction.atomic
+def api_token_issue(*, actor: Any, user: User, name: str = "default") -> IssuedApiToken:
+    new = token_generate(PERSONAL_TOKEN_KIND)
+    token = ApiToken.objects.create(user=user, name=name, prefix=new.prefix, digest=new.digest)
+    governance_event_record(
+        actor=actor,
+        action="token.issued",
+        summary=f"Issued API token {name} for {user.username}",
+        target=token,
+    )
+    return IssuedApiToken(token=token, plaintext=new.plaintext)

@@ -1,0 +1,4 @@
+"""The agent side of the governance console: load hooks, run them, escalate, ship records.
+
+Pure Python: never imports Django.
+"""
