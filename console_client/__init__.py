@@ -2,3 +2,7 @@
 
 Pure Python: never imports Django.
 """
+
+from console_client.results import HookDecision, HookResult
+
+__all__ = ["HookDecision", "HookResult"]
