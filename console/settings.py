@@ -12,6 +12,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -88,6 +89,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -105,6 +107,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
                 "console.context_processors.console_nav",
             ],
         },
@@ -197,6 +200,19 @@ CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, mi
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
 CONSOLE_HOOK_TEST_UNSANDBOXED = env_bool("CONSOLE_HOOK_TEST_UNSANDBOXED", False)
 
+# Scripts run only from our origin or with the per-request nonce; no inline handlers, no eval.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
