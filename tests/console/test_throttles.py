@@ -1,0 +1,50 @@
+"""Agent endpoints answer 429 with Retry-After past the per-token rate."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from rest_framework.settings import api_settings
+
+
+@pytest.fixture
+def tight_rate(monkeypatch):
+    from console.throttles import AgentTokenRateThrottle
+
+    monkeypatch.setattr(
+        AgentTokenRateThrottle,
+        "THROTTLE_RATES",
+        {**api_settings.DEFAULT_THROTTLE_RATES, "agent": "3/min"},
+    )
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.mark.django_db
+def test_agent_token_past_its_rate_gets_429_with_retry_after(sre, tight_rate):
+    client = Client()
+    statuses = [client.get("/api/v1/agent/hooks", **sre.headers()).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    response = client.get("/api/v1/agent/hooks", **sre.headers())
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 0
+    assert response.json()["error"]["code"] == "throttled"
+
+
+@pytest.mark.django_db
+def test_one_agents_flood_does_not_throttle_another(sre, other, tight_rate):
+    client = Client()
+    for _ in range(4):
+        client.get("/api/v1/agent/hooks", **sre.headers())
+    assert client.get("/api/v1/agent/hooks", **other.headers()).status_code == 200
+
+
+@pytest.mark.django_db
+def test_people_are_not_counted_by_the_agent_limiter(admin_client, sre, tight_rate):
+    statuses = {
+        admin_client.get(f"/api/v1/agent/hooks?agent={sre.agent.slug}").status_code
+        for _ in range(5)
+    }
+    assert statuses == {200}
