@@ -7,7 +7,7 @@ from typing import Any
 from axes.backends import AxesStandaloneBackend
 
 
-class LockoutBackend(AxesStandaloneBackend):
+class LockoutBackend(AxesStandaloneBackend):  # type: ignore[misc]
     """Counts failures of HTTP logins only.
 
     `authenticate()` called from trusted code without a request (management commands, the
