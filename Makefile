@@ -41,7 +41,7 @@ typecheck: venv
 run: venv system-deps
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
-	$(PY) manage.py run_console
+	$(PY) manage.py run_console --demo
 
 test: system-deps venv services lint typecheck
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) manage.py makemigrations --check --dry-run

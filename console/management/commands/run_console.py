@@ -1,18 +1,43 @@
-"""`manage.py run_console`: serve the console (ASGI: HTTP + websockets) on the embedded default."""
+"""`manage.py run_console`: serve the console (ASGI: HTTP + websockets).
+
+On the embedded default (no REDIS_URL) periodic tasks run in-process (console.scheduler);
+with `--demo` a demo agent process produces live traffic through console_client.
+"""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from console.scheduler import EmbeddedBeat
+
 
 class Command(BaseCommand):
-    help = "Serve the console at http://127.0.0.1:8000 with in-process periodic tasks."
+    help = "Serve the console at http://127.0.0.1:8000 (optionally with the demo agent)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--addr", default="127.0.0.1:8000")
+        parser.add_argument("--demo", action="store_true", help="Also run the demo agent process.")
 
-    def handle(self, *args: Any, addr: str, **options: Any) -> None:
-        call_command("runserver", addr, use_reloader=False)
+    def handle(self, *args: Any, addr: str, demo: bool, **options: Any) -> None:
+        beat = None
+        if not settings.REDIS_URL:
+            beat = EmbeddedBeat(getattr(settings, "CELERY_BEAT_SCHEDULE", {}))
+            beat.start()
+        demo_process = None
+        if demo:
+            demo_process = subprocess.Popen(
+                [sys.executable, "manage.py", "run_demo_agent", "--console", f"http://{addr}"]
+            )
+        try:
+            call_command("runserver", addr, use_reloader=False)
+        finally:
+            if demo_process is not None:
+                demo_process.terminate()
+            if beat is not None:
+                beat.stop()
