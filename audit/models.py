@@ -1,9 +1,237 @@
-"""Governance events: who changed what in the console. Interception records live here too."""
+"""Audit storage: payload-free interception records, their hash chain, governance events.
+
+`InterceptionRecord` is one row per `InterceptionRecord` wire an agent posted, with the
+searched facts as columns and the whole wire in `raw`. Rows are append-only: the
+tamper-evidence chain lives beside them in `RecordSeal` (one per sealed record, per-agent
+`chain_seq`), `ChainHead` is the per-agent tip and purge checkpoint, and
+`RecordSealPending` is the queue of ingested-but-unsealed batches. See
+docs/audit-storage.md for the layout, indexes and how it scales.
+"""
 
 from __future__ import annotations
 
+import json
+from typing import TYPE_CHECKING, Any
+
 from django.conf import settings
 from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Lookup
+
+from agents.models import Mode
+
+GENESIS_HASH = "0" * 64
+
+if TYPE_CHECKING:
+    _ListField = models.Field[list[str], list[str]]
+    _StrLookup = Lookup[str]
+else:
+    _ListField = models.Field
+    _StrLookup = Lookup
+
+
+class InterceptionPoint(models.TextChoices):
+    AGENT_STARTUP = "agent_startup", "agent_startup"
+    INPUT = "input", "input"
+    PRE_MODEL_CALL = "pre_model_call", "pre_model_call"
+    POST_MODEL_CALL = "post_model_call", "post_model_call"
+    PRE_TOOL_CALL = "pre_tool_call", "pre_tool_call"
+    POST_TOOL_CALL = "post_tool_call", "post_tool_call"
+    OUTPUT = "output", "output"
+    AGENT_SHUTDOWN = "agent_shutdown", "agent_shutdown"
+
+
+class Decision(models.TextChoices):
+    ALLOW = "allow", "Allow"
+    DENY = "deny", "Deny"
+    TRANSFORM = "transform", "Transform"
+
+
+class Outcome(models.TextChoices):
+    """What happened, derived at ingest (see `audit.ingest.record_outcome`)."""
+
+    ALLOWED = "allowed", "Allowed"
+    WARNED = "warned", "Warned"
+    DENIED = "denied", "Denied"
+    TRANSFORMED = "transformed", "Transformed"
+    APPROVED = "approved", "Approved by reviewer"
+    REJECTED = "rejected", "Rejected by reviewer"
+    EXPIRED = "expired", "Approval expired"
+    HOST_ERROR = "host_error", "Host error"
+
+
+class HookIdsField(_ListField):
+    """A list of hook ids: `text[]` on PostgreSQL (GIN-indexed), JSON text elsewhere.
+
+    Filter with the `has` lookup: `hook_ids__has="hk_0123abcd"`.
+    """
+
+    description = "List of hook ids"
+
+    def db_type(self, connection: BaseDatabaseWrapper) -> str:
+        return "text[]" if connection.vendor == "postgresql" else "text"
+
+    def get_db_prep_value(
+        self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
+    ) -> Any:
+        if value is None:
+            return None
+        items = [str(item) for item in value]
+        return items if connection.vendor == "postgresql" else json.dumps(items)
+
+    def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> Any:
+        if value is None or isinstance(value, list):
+            return value
+        return json.loads(value)
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return json.loads(value)
+        return value
+
+
+@HookIdsField.register_lookup
+class HookIdsHas(_StrLookup):
+    """`hook_ids__has=<id>`: the list contains that id (uses the GIN index on PostgreSQL)."""
+
+    lookup_name = "has"
+    prepare_rhs = False
+
+    def get_db_prep_lookup(self, value: Any, connection: BaseDatabaseWrapper) -> Any:
+        return ("%s", [str(value)])
+
+    def as_sql(self, compiler: Any, connection: BaseDatabaseWrapper) -> Any:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        # lhs/rhs are compiled column references and placeholders, never user text.
+        sql = f"EXISTS (SELECT 1 FROM json_each({lhs}) AS hook WHERE hook.value = {rhs})"  # noqa: S608
+        return sql, [*lhs_params, *rhs_params]
+
+    def as_postgresql(self, compiler: Any, connection: BaseDatabaseWrapper) -> Any:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} @> ARRAY[{rhs}]::text[]", [*lhs_params, *rhs_params]
+
+
+class InterceptionRecord(models.Model):
+    """One interception record. Never holds the intercepted payload (the SDK schema and the
+    ingest checks refuse one); `raw` is the record wire as the agent sent it."""
+
+    # db_index off: the (agent, timestamp, id) index covers agent lookups.
+    agent = models.ForeignKey(
+        "agents.Agent",
+        on_delete=models.PROTECT,
+        related_name="interception_records",
+        db_index=False,
+    )
+    custom_agent = models.CharField(max_length=64, blank=True, default="")
+    session_id = models.CharField(max_length=200)
+    sequence = models.BigIntegerField()
+    interception_point = models.CharField(max_length=16, choices=InterceptionPoint.choices)
+    mode = models.CharField(max_length=16, choices=Mode.choices)
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    reason = models.TextField(blank=True, default="")
+    resolved_by = models.CharField(max_length=16, blank=True, default="")
+    decided_by = models.IntegerField(null=True, blank=True)
+    # Hook id that decided: verdicts[decided_by].name, or the hook a host error names.
+    decided_hook = models.CharField(max_length=128, blank=True, default="")
+    fold_truncated = models.BooleanField(null=True, blank=True)
+    # "" when the record is identity-unbound (identity_provider null).
+    input_identity = models.CharField(max_length=200, blank=True, default="")
+    enforced_identity = models.CharField(max_length=200, blank=True, default="")
+    # The record's own timestamp, or the received time when the record has none.
+    timestamp = models.DateTimeField()
+    received_at = models.DateTimeField()
+    hook_ids = HookIdsField(default=list, blank=True)
+    tool_name = models.CharField(max_length=200, blank=True, default="")
+    framework = models.CharField(max_length=64, blank=True, default="")
+    revision = models.CharField(max_length=64, blank=True, default="")
+    raw = models.JSONField()
+
+    class Meta:
+        ordering = ["-timestamp", "-id"]
+        constraints = [
+            # Idempotency key; session_id first so it also serves session lookups.
+            models.UniqueConstraint(
+                fields=["session_id", "sequence", "agent"], name="record_unique_session_seq"
+            )
+        ]
+        # PostgreSQL-only indexes (GIN on hook_ids, BRIN on timestamp) are created by
+        # migration 0002 with a vendor check; see docs/audit-storage.md.
+        indexes = [
+            models.Index(fields=["timestamp", "id"], name="record_ts_id"),
+            models.Index(fields=["agent", "timestamp", "id"], name="record_agent_ts"),
+            models.Index(fields=["outcome", "timestamp", "id"], name="record_outcome_ts"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.sequence} {self.interception_point} {self.outcome}"
+
+    @property
+    def is_enforced(self) -> bool:
+        return self.mode == Mode.ENFORCE
+
+
+class RecordSeal(models.Model):
+    """The record's place in its agent's hash chain.
+
+    chain_hash = sha256(chain_prev + canonical JSON of the record's stored fields), see
+    `audit.chain.record_digest_input`.
+    """
+
+    record = models.OneToOneField(
+        InterceptionRecord, on_delete=models.CASCADE, primary_key=True, related_name="seal"
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    chain_seq = models.BigIntegerField()
+    chain_prev = models.CharField(max_length=64)
+    chain_hash = models.CharField(max_length=64)
+    sealed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "chain_seq"], name="seal_unique_agent_seq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}:{self.chain_seq} {self.chain_hash[:12]}"
+
+
+class ChainHead(models.Model):
+    """Per-agent chain tip (`last_*`) and purge checkpoint (`base_*`): verification walks
+    base_seq+1 … last_seq starting from base_hash. Sealers lock this row."""
+
+    agent = models.OneToOneField(
+        "agents.Agent", on_delete=models.PROTECT, primary_key=True, related_name="+"
+    )
+    last_seq = models.BigIntegerField(default=0)
+    last_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    base_seq = models.BigIntegerField(default=0)
+    base_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    purged = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {self.base_seq}..{self.last_seq}"
+
+
+class RecordSealPending(models.Model):
+    """Ids of one ingest batch's newly stored records, waiting to be sealed."""
+
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    record_ids = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["agent", "id"], name="seal_pending_agent")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {len(self.record_ids)} pending"
 
 
 class GovernanceEvent(models.Model):
@@ -25,6 +253,7 @@ class GovernanceEvent(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["at", "id"], name="govevent_at_id")]
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action}"

@@ -1,0 +1,293 @@
+"""Reads of the audit app: the ONE record filter, keyset pages, governance-event search.
+
+The search API, the export and the /audit/ pages all go through these functions, so a
+filter means the same thing everywhere. Typical use in a view:
+
+    try:
+        qs = records_filter(request.GET, user=request.user)
+        page = records_page(qs, request.GET.get("cursor"), limit=50)
+    except FilterError as exc:          # exc.name is the bad filter, exc.message says why
+        ...show a 400 / form error naming exc.name...
+    page.items         # list[InterceptionRecord], newest first, `seal` already joined
+    page.next_cursor   # str to pass back as ?cursor=…, or None on the last page
+
+Filters (query-string names, all optional, empty values ignored, unknown names ignored so
+pages can carry their own parameters): agent (slug), custom_agent, session_id,
+interception_point, decision (allow|deny|transform), outcome (allowed|warned|denied|
+transformed|approved|rejected|expired|host_error), hook (hook id), tool_name,
+mode (enforce|evaluate_only), q (reason text, case-insensitive substring), since, until
+(ISO 8601; a date alone means its midnight UTC; since is inclusive, until exclusive).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.http import Http404
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from agents.models import Mode
+from audit.models import Decision, GovernanceEvent, InterceptionPoint, InterceptionRecord, Outcome
+from console.roles import is_auditor
+
+RECORD_FILTERS: tuple[str, ...] = (
+    "agent",
+    "custom_agent",
+    "session_id",
+    "interception_point",
+    "decision",
+    "outcome",
+    "hook",
+    "tool_name",
+    "mode",
+    "q",
+    "since",
+    "until",
+)
+GOVERNANCE_FILTERS: tuple[str, ...] = ("action", "actor", "agent", "q", "since", "until")
+
+# Choices a filter accepts, for validation here and for <select> options on the pages.
+FILTER_CHOICES: dict[str, list[tuple[str, str]]] = {
+    "interception_point": list(InterceptionPoint.choices),
+    "decision": list(Decision.choices),
+    "outcome": list(Outcome.choices),
+    "mode": list(Mode.choices),
+}
+MAX_PAGE_SIZE = 500
+DEFAULT_PAGE_SIZE = 50
+_MAX_FILTER_LENGTH = 200
+
+
+class FilterError(ValueError):
+    """A filter (or cursor/limit) value is not acceptable. `name` is the parameter."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Page[T]:
+    items: list[T]
+    next_cursor: str | None
+
+
+def records_visible_to(user: Any) -> QuerySet[InterceptionRecord]:
+    """Records a caller may read: everything for auditors and admins, nothing otherwise
+    (reviewers, people without a role and agent tokens read no records)."""
+    if is_auditor(user):
+        return InterceptionRecord.objects.all()
+    return InterceptionRecord.objects.none()
+
+
+def parse_instant(name: str, raw: str) -> dt.datetime:
+    """ISO 8601 datetime (or a bare date = midnight UTC) as an aware datetime, or
+    FilterError naming `name`. Naive datetimes are taken as UTC."""
+    value = raw.strip()
+    parsed: dt.datetime | None
+    try:
+        parsed = parse_datetime(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        try:
+            day = parse_date(value)
+        except ValueError:
+            day = None
+        if day is None:
+            raise FilterError(name, f"{raw!r} is not an ISO 8601 date or datetime.")
+        parsed = dt.datetime.combine(day, dt.time.min)
+    if timezone.is_naive(parsed):
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed
+
+
+def _choice(name: str, value: str) -> str:
+    allowed = [key for key, _label in FILTER_CHOICES[name]]
+    if value not in allowed:
+        raise FilterError(name, f"{value!r} is not one of: {', '.join(allowed)}.")
+    return value
+
+
+def clean_filters(
+    params: Mapping[str, Any], names: tuple[str, ...] = RECORD_FILTERS
+) -> dict[str, str]:
+    """The known, non-empty filters of `params` (a QueryDict or dict), stripped; used for
+    shareable URLs, `next` links and the export header. Validates nothing."""
+    cleaned: dict[str, str] = {}
+    for name in names:
+        raw = params.get(name)
+        if raw is None:
+            continue
+        value = str(raw).strip()
+        if value:
+            cleaned[name] = value
+    return cleaned
+
+
+def describe_filters(params: Mapping[str, Any], names: tuple[str, ...] = RECORD_FILTERS) -> str:
+    """`agent=sre outcome=denied` (or `(no filter)`), for headers and page titles."""
+    cleaned = clean_filters(params, names)
+    return " ".join(f"{k}={v}" for k, v in cleaned.items()) or "(no filter)"
+
+
+def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[InterceptionRecord]:
+    """Records `user` may read that match the filters in `params`, newest first
+    (ordered by -timestamp, -id, the keyset order `records_page` expects), with `agent`
+    and `seal` joined. Raises FilterError naming the first bad filter value."""
+    filters = clean_filters(params)
+    qs = records_visible_to(user).select_related("agent", "seal")
+    for name, value in filters.items():
+        if len(value) > _MAX_FILTER_LENGTH:
+            raise FilterError(name, f"longer than {_MAX_FILTER_LENGTH} characters.")
+    if "agent" in filters:
+        qs = qs.filter(agent__slug=filters["agent"])
+    for name in ("custom_agent", "session_id", "tool_name"):
+        if name in filters:
+            qs = qs.filter(**{name: filters[name]})
+    for name in ("interception_point", "decision", "outcome", "mode"):
+        if name in filters:
+            qs = qs.filter(**{name: _choice(name, filters[name])})
+    if "hook" in filters:
+        qs = qs.filter(hook_ids__has=filters["hook"])
+    if "q" in filters:
+        qs = qs.filter(reason__icontains=filters["q"])
+    since = parse_instant("since", filters["since"]) if "since" in filters else None
+    until = parse_instant("until", filters["until"]) if "until" in filters else None
+    if since is not None and until is not None and until <= since:
+        raise FilterError("until", "must be later than since.")
+    if since is not None:
+        qs = qs.filter(timestamp__gte=since)
+    if until is not None:
+        qs = qs.filter(timestamp__lt=until)
+    return qs.order_by("-timestamp", "-id")
+
+
+def parse_limit(raw: Any, *, default: int = DEFAULT_PAGE_SIZE, maximum: int = MAX_PAGE_SIZE) -> int:
+    """`limit` query parameter: 1..maximum, or FilterError("limit", …)."""
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        value = int(str(raw))
+    except ValueError:
+        raise FilterError("limit", f"{raw!r} is not an integer.") from None
+    if not 1 <= value <= maximum:
+        raise FilterError("limit", f"must be between 1 and {maximum}.")
+    return value
+
+
+def encode_cursor(at: dt.datetime, pk: int) -> str:
+    token = f"{at.astimezone(dt.UTC).isoformat()}|{pk}".encode()
+    return base64.urlsafe_b64encode(token).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[dt.datetime, int]:
+    """Inverse of encode_cursor; FilterError("cursor", …) on anything else."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        at_raw, pk_raw = base64.urlsafe_b64decode(padded.encode()).decode().split("|")
+        at = dt.datetime.fromisoformat(at_raw)
+        pk = int(pk_raw)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise FilterError("cursor", "is not a cursor this server issued.") from None
+    if timezone.is_naive(at):
+        raise FilterError("cursor", "is not a cursor this server issued.")
+    return at, pk
+
+
+def keyset_page(qs: QuerySet[Any], cursor: str | None, limit: int, *, time_field: str) -> Page[Any]:
+    """One page of `qs` (ordered by -time_field, -id) after `cursor`. Stable while new rows
+    arrive: rows are addressed by (time, id), never by offset."""
+    if cursor:
+        at, pk = decode_cursor(cursor)
+        qs = qs.filter(Q(**{f"{time_field}__lt": at}) | Q(**{time_field: at, "id__lt": pk}))
+    rows = list(qs.order_by(f"-{time_field}", "-id")[: limit + 1])
+    next_cursor = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        last = rows[-1]
+        next_cursor = encode_cursor(getattr(last, time_field), last.pk)
+    return Page(items=rows, next_cursor=next_cursor)
+
+
+def records_page(
+    qs: QuerySet[InterceptionRecord], cursor: str | None, limit: int = DEFAULT_PAGE_SIZE
+) -> Page[InterceptionRecord]:
+    """Keyset page of a `records_filter` result: `.items` newest first, `.next_cursor`."""
+    return keyset_page(qs, cursor, limit, time_field="timestamp")
+
+
+def get_record_for_user(user: Any, pk: Any) -> InterceptionRecord:
+    """One record for the detail page, or Http404 (also for callers who read no records)."""
+    try:
+        key = int(pk)
+    except (TypeError, ValueError):
+        raise Http404("No such record.") from None
+    record = records_visible_to(user).select_related("agent", "seal").filter(pk=key).first()
+    if record is None:
+        raise Http404("No such record.")
+    return record
+
+
+def session_records(
+    user: Any, session_id: str, *, agent_slug: str | None = None
+) -> QuerySet[InterceptionRecord]:
+    """All records of one hooks session in sequence order (the session timeline:
+    agent_startup … agent_shutdown). Session ids are per agent; pass agent_slug to pin it."""
+    qs = records_visible_to(user).select_related("agent", "seal").filter(session_id=session_id)
+    if agent_slug:
+        qs = qs.filter(agent__slug=agent_slug)
+    return qs.order_by("sequence", "agent_id", "id")
+
+
+def governance_events_visible_to(user: Any) -> QuerySet[GovernanceEvent]:
+    """Governance events are read by auditors and admins only."""
+    if is_auditor(user):
+        return GovernanceEvent.objects.all()
+    return GovernanceEvent.objects.none()
+
+
+def governance_events_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[GovernanceEvent]:
+    """Governance events matching `params`, newest first (-at, -id; page them with
+    `governance_events_page`). Filters: action (exact, or a prefix ending in '.' such as
+    `records.`), actor (actor label, exact), agent (slug), q (summary text), since, until.
+    Raises FilterError naming a bad value."""
+    filters = clean_filters(params, GOVERNANCE_FILTERS)
+    qs = governance_events_visible_to(user)
+    for name, value in filters.items():
+        if len(value) > _MAX_FILTER_LENGTH:
+            raise FilterError(name, f"longer than {_MAX_FILTER_LENGTH} characters.")
+    if "action" in filters:
+        action = filters["action"]
+        qs = (
+            qs.filter(action__startswith=action)
+            if action.endswith(".")
+            else qs.filter(action=action)
+        )
+    if "actor" in filters:
+        qs = qs.filter(actor_label=filters["actor"])
+    if "agent" in filters:
+        qs = qs.filter(agent_slug=filters["agent"])
+    if "q" in filters:
+        qs = qs.filter(summary__icontains=filters["q"])
+    since = parse_instant("since", filters["since"]) if "since" in filters else None
+    until = parse_instant("until", filters["until"]) if "until" in filters else None
+    if since is not None:
+        qs = qs.filter(at__gte=since)
+    if until is not None:
+        qs = qs.filter(at__lt=until)
+    return qs.order_by("-at", "-id")
+
+
+def governance_events_page(
+    qs: QuerySet[GovernanceEvent], cursor: str | None, limit: int = DEFAULT_PAGE_SIZE
+) -> Page[GovernanceEvent]:
+    return keyset_page(qs, cursor, limit, time_field="at")
