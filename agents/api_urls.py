@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents import api
+from agents import api, api_declaration
 
 urlpatterns = [
     path("v2/extendedAgent/agents", api.CustomAgentListApi.as_view(), name="api-custom-agents"),
@@ -10,4 +10,5 @@ urlpatterns = [
         name="api-custom-agent",
     ),
     path("v1/agent/hooks", api.AgentHooksApi.as_view(), name="api-agent-hooks"),
+    path("v1/declaration", api_declaration.DeclarationApi.as_view(), name="api-declaration"),
 ]

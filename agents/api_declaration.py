@@ -1,0 +1,45 @@
+"""GET /api/v1/declaration: the effective hook declaration an agent process loads."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.declaration import declaration_document
+from agents.models import Agent
+from agents.selectors import get_custom_agent
+from console.auth import IsAgent
+
+
+def _etag_matches(header: str, digest: str) -> bool:
+    if header.strip() == "*":
+        return True
+    candidates = [item.strip().removeprefix("W/").strip('"') for item in header.split(",")]
+    return digest in candidates
+
+
+class DeclarationApi(APIView):
+    permission_classes = [IsAgent]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "custom_agent", str, description="Add this custom agent's hooks after the agent's."
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT, 304: None},
+    )
+    def get(self, request: Request) -> Response:
+        agent: Agent = request.user.agent  # type: ignore[union-attr]
+        name = request.query_params.get("custom_agent") or None
+        custom_agent = get_custom_agent(agent, name) if name else None
+        document = declaration_document(agent, custom_agent)
+        digest = document["extensions"]["console"]["digest"]
+        headers = {"ETag": f'"{digest}"', "Cache-Control": "no-cache"}
+        if _etag_matches(request.headers.get("If-None-Match", ""), digest):
+            return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
+        return Response(document, headers=headers)
