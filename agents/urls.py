@@ -1,4 +1,47 @@
-from typing import Any
+"""Portal pages under /agents/ (admins only)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from agents import views, views_hooktest
 
 app_name = "agents"
-urlpatterns: list[Any] = []
+
+urlpatterns = [
+    path("", views.agent_list, name="list"),
+    path("<str:slug>/", views.agent_detail, name="detail"),
+    path("<str:slug>/mode/", views.agent_mode, name="mode"),
+    path("<str:slug>/settings/", views.agent_settings, name="settings"),
+    path("<str:slug>/hooks/new/", views.hook_create, name="hook_create"),
+    path("<str:slug>/hooks/<str:key>/", views.hook_edit, name="hook_edit"),
+    path("<str:slug>/hooks/<str:key>/enabled/", views.hook_enabled, name="hook_enabled"),
+    path("<str:slug>/hooks/<str:key>/move/", views.hook_move, name="hook_move"),
+    path("<str:slug>/hooks/<str:key>/delete/", views.hook_delete, name="hook_delete"),
+    path("<str:slug>/custom/", views.custom_agent_list, name="custom_agents"),
+    path("<str:slug>/import/", views.custom_agent_import, name="custom_import"),
+    path("<str:slug>/custom/<str:name>/", views.custom_agent_detail, name="custom_agent"),
+    path("<str:slug>/custom/<str:name>/hooks/new/", views.hook_create, name="custom_hook_create"),
+    path(
+        "<str:slug>/custom/<str:name>/settings/",
+        views.custom_agent_settings,
+        name="custom_settings",
+    ),
+    path("<str:slug>/custom/<str:name>/delete/", views.custom_agent_delete, name="custom_delete"),
+    path("<str:slug>/custom/<str:name>/yaml/", views.custom_agent_yaml, name="custom_yaml"),
+    path("<str:slug>/custom/<str:name>/export/", views.custom_agent_export, name="custom_export"),
+    path("<str:slug>/custom/<str:name>/history/", views.history, name="custom_history"),
+    path("<str:slug>/tokens/", views.agent_tokens, name="tokens"),
+    path("<str:slug>/tokens/<int:pk>/revoke/", views.agent_token_revoke, name="token_revoke"),
+    path("<str:slug>/history/", views.history, name="history"),
+    path("<str:slug>/history/<int:number>/", views.revision_detail, name="revision"),
+    path(
+        "<str:slug>/history/<int:number>/rollback/",
+        views.revision_rollback,
+        name="revision_rollback",
+    ),
+    # "Test this hook" (agents/views_hooktest.py, owned by the console_client work): GET is
+    # the panel for the #hook-test-panel slot, POST runs the test. No trailing slash, so it
+    # never collides with hooks/<key>/.
+    path("<str:slug>/hooks/test", views_hooktest.hook_test, name="hook_test"),
+]

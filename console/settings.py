@@ -139,6 +139,9 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
+    # "Test this hook" waits for its task's result (agents.tasks.hook_test_run_task).
+    CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_RESULT_EXPIRES = 3600
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
     }
@@ -193,7 +196,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "console.api.exception_handler",
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["console.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_THROTTLE_CLASSES": ["console.throttles.AgentTokenRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"agent": env_str("CONSOLE_AGENT_RATE_LIMIT", "6000/min")},
