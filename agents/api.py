@@ -10,7 +10,6 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,7 +24,7 @@ from agents.selectors import (
     get_custom_agent,
 )
 from agents.validation import ValidationFailed
-from console.api import YAML_PARSERS, ApiError, YAMLRenderer
+from console.api import YAML_PARSERS, ApiError, JSONParser, YAMLRenderer
 from console.auth import IsAgentOrAdmin
 
 AGENT_PARAM = OpenApiParameter(
@@ -62,7 +61,11 @@ class _AgentConfigView(APIView):
 
 
 class CustomAgentListApi(_AgentConfigView):
-    @extend_schema(parameters=[AGENT_PARAM], responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="custom_agents_list",
+        parameters=[AGENT_PARAM],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request: Request) -> Response:
         agent = request_agent(request)
         items = CustomAgent.objects.filter(agent=agent).order_by("name")

@@ -96,6 +96,15 @@ class CustomAgentDocument:
     warnings: dict[str, list[str]]
 
 
+def _shown(value: Any) -> str:
+    """A value quoted in a message: scalars as written (shortened), containers by type only,
+    so an aliased YAML structure is never expanded into an error message."""
+    if value is None or isinstance(value, str | int | float | bool):
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    return f"a {type(value).__name__}"
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -145,7 +154,7 @@ def _check_script(raw: dict[str, Any], key: str, at: str, problems: Problems) ->
         if first_line not in SHEBANGS:
             problems.error(
                 at,
-                f"script must start with '{SHEBANGS[0]}' or '{SHEBANGS[1]}', got {first_line!r}.",
+                f"script must start with '{SHEBANGS[0]}' or '{SHEBANGS[1]}', got {_shown(first_line)}.",
             )
 
 
@@ -160,7 +169,7 @@ def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | 
     if hook_type not in HOOK_TYPES:
         problems.error(
             f"{base}/type",
-            f"type must be 'prompt', 'command' or 'approval' (PreToolUse only), got {hook_type!r}.",
+            f"type must be 'prompt', 'command' or 'approval' (PreToolUse only), got {_shown(hook_type)}.",
         )
         return None, problems
     if hook_type == "approval" and event != "PreToolUse":
@@ -203,7 +212,8 @@ def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | 
             _int_in_range(raw, "timeout", TIMEOUT_MIN, TIMEOUT_MAX, f"{base}/timeout", problems)
         if "failMode" in raw and raw["failMode"] not in FAIL_MODES:
             problems.error(
-                f"{base}/failMode", f"failMode must be 'allow' or 'block', got {raw['failMode']!r}."
+                f"{base}/failMode",
+                f"failMode must be 'allow' or 'block', got {_shown(raw['failMode'])}.",
             )
         if "model" in raw:
             model = raw["model"]
@@ -320,10 +330,11 @@ def validate_document(raw: Any) -> CustomAgentDocument:
     _check_keys(raw, DOCUMENT_KEYS, "", problems)
     if raw.get("api_version") != API_VERSION:
         problems.error(
-            "/api_version", f"api_version must be {API_VERSION!r}, got {raw.get('api_version')!r}."
+            "/api_version",
+            f"api_version must be {API_VERSION!r}, got {_shown(raw.get('api_version'))}.",
         )
     if raw.get("kind") != KIND:
-        problems.error("/kind", f"kind must be {KIND!r}, got {raw.get('kind')!r}.")
+        problems.error("/kind", f"kind must be {KIND!r}, got {_shown(raw.get('kind'))}.")
 
     metadata = raw.get("metadata")
     name = ""

@@ -11,11 +11,14 @@ from typing import Any
 import yaml
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
-from rest_framework import exceptions, status
-from rest_framework.parsers import BaseParser
+from rest_framework import exceptions, parsers, status
 from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from console.parsers import TOO_DEEP, JSONParser
+
+__all__ = ["YAML_PARSERS", "ApiError", "JSONParser", "YAMLRenderer", "error_body", "yaml_dump"]
 
 
 class ApiError(exceptions.APIException):
@@ -110,7 +113,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
-class YAMLParser(BaseParser):
+class YAMLParser(parsers.BaseParser):
     media_type = "application/yaml"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
@@ -120,6 +123,8 @@ class YAMLParser(BaseParser):
             raise exceptions.ParseError(f"Body is not UTF-8: {exc}") from None
         except yaml.YAMLError as exc:
             raise exceptions.ParseError(f"Malformed YAML: {exc}") from None
+        except RecursionError:
+            raise exceptions.ParseError(TOO_DEEP) from None
 
 
 class YAMLAliasParser(YAMLParser):

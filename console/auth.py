@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from console.roles import is_admin, is_auditor, is_reviewer
@@ -115,6 +116,20 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Any) -> str:
         return self.keyword
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    """Describes the bearer tokens in the OpenAPI document."""
+
+    target_class = BearerTokenAuthentication
+    name = "bearerToken"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An agent token (agt_…) or a personal API token (pat_…).",
+        }
 
 
 def is_agent(user: Any) -> bool:
