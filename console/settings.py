@@ -220,6 +220,22 @@ CONSOLE_ESCALATION_PURGE_DAYS = env_int("CONSOLE_ESCALATION_PURGE_DAYS", 7, mini
 CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, minimum=1)
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
 CONSOLE_HOOK_TEST_UNSANDBOXED = env_bool("CONSOLE_HOOK_TEST_UNSANDBOXED", False)
+# Record ingest answers 503 + Retry-After rather than wait longer than this for the database.
+CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS = env_int(
+    "CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS", 2000, minimum=1
+)
+CONSOLE_RECORD_INGEST_STATEMENT_TIMEOUT_MS = env_int(
+    "CONSOLE_RECORD_INGEST_STATEMENT_TIMEOUT_MS", 15000, minimum=1
+)
+
+# Periodic tasks (celery beat with Redis; console.scheduler in-process otherwise). Seconds.
+CELERY_BEAT_SCHEDULE = {
+    "audit-records-seal-chain": {"task": "audit.tasks.records_seal_chain", "schedule": 30.0},
+    "audit-records-purge-expired": {
+        "task": "audit.tasks.records_purge_expired",
+        "schedule": 3600.0,
+    },
+}
 
 # Scripts run only from our origin or with the per-request nonce; no inline handlers, no eval.
 SECURE_CSP = {
