@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from agents.models import Agent, ConfigRevision, CustomAgent, Hook
-from agents.validation import custom_agent_document, hooks_document
+from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook
+from agents.validation import EVENTS, custom_agent_document, hooks_document, validate_hook
+from console.api import yaml_dump
 from console.roles import is_admin, is_auditor, is_reviewer
 
 
@@ -99,3 +102,104 @@ def revision_previous(revision: ConfigRevision) -> ConfigRevision | None:
         .order_by("-number")
         .first()
     )
+
+
+def agents_overview(user: Any) -> QuerySet[Agent]:
+    """The portal's agent list: counts and last token use as subqueries (one query, no N+1)."""
+    hooks = (
+        Hook.objects.filter(agent=OuterRef("pk"), custom_agent=None)
+        .values("agent")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    custom_agents = (
+        CustomAgent.objects.filter(agent=OuterRef("pk"))
+        .values("agent")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    last_used = (
+        AgentToken.objects.filter(agent=OuterRef("pk"), last_used_at__isnull=False)
+        .order_by("-last_used_at")
+        .values("last_used_at")[:1]
+    )
+    return agents_visible_to(user).annotate(
+        hooks_count=Coalesce(Subquery(hooks), 0),
+        custom_agents_count=Coalesce(Subquery(custom_agents), 0),
+        last_token_use=Subquery(last_used),
+    )
+
+
+def hook_groups(agent: Agent, custom_agent: CustomAgent | None) -> list[tuple[str, list[Hook]]]:
+    """A scope's hooks grouped by event, every event present (empty lists included)."""
+    rows = hook_rows(agent, custom_agent)
+    return [(event, [hook for hook in rows if hook.event == event]) for event in EVENTS]
+
+
+def hook_warnings(hook: Hook) -> dict[str, list[str]]:
+    """Warnings the stored hook still earns (a legal field that has no effect where it stands)."""
+    raw = {**hook.definition, "enabled": hook.enabled}
+    return validate_hook(raw, event=hook.event)[1].warnings
+
+
+def agent_tokens(agent: Agent) -> QuerySet[AgentToken]:
+    return AgentToken.objects.filter(agent=agent).order_by("-created_at", "-id")
+
+
+def get_agent_token(agent: Agent, pk: int) -> AgentToken:
+    token = AgentToken.objects.select_related("agent").filter(agent=agent, pk=pk).first()
+    if token is None:
+        raise Http404("No such token.")
+    return token
+
+
+def get_revision(agent: Agent, number: int) -> ConfigRevision:
+    revision = ConfigRevision.objects.select_related("agent").filter(agent=agent, number=number)
+    found = revision.first()
+    if found is None:
+        raise Http404("No such revision.")
+    return found
+
+
+def deleted_custom_agent_names(agent: Agent) -> list[str]:
+    """Custom agents that are gone but whose history is kept (and can be rolled back)."""
+    existing = CustomAgent.objects.filter(agent=agent).values("name")
+    return list(
+        ConfigRevision.objects.filter(agent=agent, scope=ConfigRevision.Scope.CUSTOM_AGENT)
+        .exclude(custom_agent_name__in=existing)
+        .values_list("custom_agent_name", flat=True)
+        .distinct()
+        .order_by("custom_agent_name")
+    )
+
+
+def revision_diff(revision: ConfigRevision) -> tuple[ConfigRevision | None, list[tuple[str, str]]]:
+    """The unified diff of a revision's snapshot against the previous one of the same scope,
+    as (css class, line) pairs; the previous revision is None for the first of a scope."""
+    previous = revision_previous(revision)
+    before = yaml_dump(previous.snapshot).splitlines() if previous else []
+    after = yaml_dump(revision.snapshot).splitlines()
+    lines = difflib.unified_diff(
+        before,
+        after,
+        fromfile=f"r{previous.number}" if previous else "(nothing)",
+        tofile=f"r{revision.number}",
+        lineterm="",
+    )
+    return previous, [(_diff_class(line), line) for line in lines]
+
+
+def _diff_class(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "file"
+    if line.startswith("@@"):
+        return "hunk"
+    if line.startswith("+"):
+        return "add"
+    if line.startswith("-"):
+        return "del"
+    return "same"
+
+
+def custom_agents_overview(agent: Agent) -> QuerySet[CustomAgent]:
+    return CustomAgent.objects.filter(agent=agent).annotate(hooks_count=Count("hooks"))

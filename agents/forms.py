@@ -1,0 +1,290 @@
+"""Portal forms. They only turn posted fields into the values a service takes; every rule
+lives in agents.validation and reaches the form as a ValidationFailed keyed by JSON pointer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from django import forms
+
+from agents.models import Hook
+from agents.validation import EVENTS, MODEL_TIERS, ValidationFailed
+
+IMPORT_MAX_BYTES = 1024 * 1024
+
+
+class WarningBoundField(forms.BoundField):
+    @property
+    def warnings(self) -> list[str]:
+        found: list[str] = getattr(self.form, "warnings", {}).get(self.name, [])
+        return found
+
+
+class ProblemsForm(forms.Form):
+    """A form that shows a service's pointer-keyed errors and warnings beside its fields."""
+
+    bound_field_class = WarningBoundField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.warnings: dict[str, list[str]] = {}
+
+    @property
+    def form_warnings(self) -> list[str]:
+        return self.warnings.get("__all__", [])
+
+    def field_for_pointer(self, pointer: str) -> str | None:
+        """A pointer's first segment names the field; anything else is a form-wide problem."""
+        name = pointer.lstrip("/").split("/", 1)[0]
+        return name if name in self.fields else None
+
+    def add_problems(self, exc: ValidationFailed) -> None:
+        for pointer, messages in exc.fields.items():
+            name = self.field_for_pointer(pointer)
+            for message in messages:
+                self.add_error(name, message)
+        self.show_warnings(exc.warnings)
+
+    def show_warnings(self, warnings: dict[str, list[str]]) -> None:
+        for pointer, messages in warnings.items():
+            name = self.field_for_pointer(pointer) or "__all__"
+            self.warnings.setdefault(name, []).extend(messages)
+
+
+def _lf(value: str) -> str:
+    # Browsers post textareas with CRLF; a bash script with CR in it does not run.
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _select(choices: list[tuple[str, str]]) -> forms.Select:
+    return forms.Select(choices=choices)
+
+
+class HookForm(ProblemsForm):
+    """One hook. Choice-like fields are free text so that bad values reach the validator."""
+
+    event = forms.CharField(widget=_select([(e, e) for e in EVENTS]))
+    type = forms.CharField(
+        initial="prompt",
+        widget=_select(
+            [
+                ("prompt", "prompt — an LLM judges"),
+                ("command", "command — a sandboxed command or script"),
+                ("approval", "approval — ask a reviewer (PreToolUse only)"),
+            ]
+        ),
+    )
+    matcher = forms.CharField(
+        required=False,
+        help_text="Regular expression on tool names, anchored as ^(…)$; * matches every tool. "
+        "Required for PostToolUse and PreToolUse.",
+    )
+    prompt = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="$ARGUMENTS is replaced by the hook context JSON; without it the context is appended.",
+    )
+    command = forms.CharField(
+        required=False,
+        widget=forms.TextInput(attrs={"class": "mono"}),
+        help_text="An inline shell command; or use a script below, not both.",
+    )
+    script = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"class": "code", "rows": 14, "spellcheck": "false"}),
+        help_text="First line #!/bin/bash or #!/usr/bin/env python3; at most 64 KB.",
+    )
+    timeout = forms.IntegerField(required=False, help_text="Seconds, 1–300 (default 30).")
+    failMode = forms.CharField(
+        required=False,
+        label="Fail mode",
+        widget=_select(
+            [("", "default (allow)"), ("allow", "allow on error"), ("block", "block on error")]
+        ),
+    )
+    model = forms.CharField(
+        required=False,
+        label="Model tier",
+        widget=_select([("", "default (ReasoningFast)"), *[(t, t) for t in MODEL_TIERS]]),
+    )
+    model_deployment = forms.CharField(
+        required=False,
+        label="…or deployment name",
+        help_text="A model deployment name instead of a tier.",
+    )
+    maxRejections = forms.IntegerField(
+        required=False,
+        label="Max rejections",
+        help_text="1–25 (default 3); only prompt Stop hooks use it.",
+    )
+    expiresIn = forms.IntegerField(
+        required=False,
+        label="Expires in (s)",
+        help_text="Seconds until the escalation expires (default 600).",
+    )
+    approvalsRequired = forms.IntegerField(
+        required=False, label="Approvals required", help_text="Default 1."
+    )
+    enabled = forms.BooleanField(required=False, initial=True)
+
+    RAW_FIELDS = (
+        "type", "matcher", "prompt", "command", "script", "timeout", "failMode",
+        "maxRejections", "expiresIn", "approvalsRequired",
+    )  # fmt: skip
+
+    def __init__(self, *args: Any, hook: Hook | None = None, **kwargs: Any) -> None:
+        if hook is not None and "initial" not in kwargs:
+            kwargs["initial"] = self.initial_for(hook)
+        super().__init__(*args, **kwargs)
+        if hook is not None:
+            self.fields["event"].disabled = True
+
+    def field_for_pointer(self, pointer: str) -> str | None:
+        typed = self.data.get("model_deployment") or self.initial.get("model_deployment")
+        if pointer == "/model" and typed:
+            return "model_deployment"
+        return super().field_for_pointer(pointer)
+
+    @staticmethod
+    def initial_for(hook: Hook) -> dict[str, Any]:
+        initial: dict[str, Any] = {**hook.definition, "event": hook.event, "enabled": hook.enabled}
+        model = initial.get("model")
+        if model and model not in MODEL_TIERS:
+            initial["model"], initial["model_deployment"] = "", model
+        return initial
+
+    def clean(self) -> dict[str, Any]:
+        """Build the raw hook dict from the filled fields only (blank means: use the default)."""
+        data = super().clean() or {}
+        raw: dict[str, Any] = {}
+        for name in self.RAW_FIELDS:
+            value = data.get(name)
+            if value is None or value == "":
+                continue
+            raw[name] = _lf(value) if name in ("prompt", "command", "script") else value
+        model = data.get("model_deployment") or data.get("model")
+        if data.get("model_deployment") and data.get("model"):
+            self.add_error("model_deployment", "Choose a tier or type a deployment name, not both.")
+        elif model:
+            raw["model"] = model
+        raw["enabled"] = bool(data.get("enabled"))
+        data["raw"] = raw
+        return data
+
+
+class AgentCreateForm(ProblemsForm):
+    slug = forms.CharField(
+        max_length=64, label="Slug", help_text="Letters, digits, '_', '-', '.'; used in URLs."
+    )
+    display_name = forms.CharField(max_length=200, required=False, label="Display name")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class AgentSettingsForm(ProblemsForm):
+    display_name = forms.CharField(max_length=200, required=False, label="Display name")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    webhook_url = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        label="Webhook URL",
+        help_text="Optional: notified of new escalations.",
+    )
+    webhook_format = forms.ChoiceField(
+        choices=[("json", "Generic JSON"), ("slack", "Slack-compatible")], label="Webhook format"
+    )
+
+
+class ModeForm(forms.Form):
+    mode = forms.CharField()
+
+
+class CustomAgentForm(ProblemsForm):
+    name = forms.CharField(max_length=64, help_text="Letters, digits, '_', '-', '.'.")
+    instructions = forms.CharField(
+        required=False, strip=False, widget=forms.Textarea(attrs={"rows": 5})
+    )
+    handoff_description = forms.CharField(
+        required=False, label="Handoff description", widget=forms.Textarea(attrs={"rows": 2})
+    )
+    enable_vanilla_mode = forms.BooleanField(required=False, label="Vanilla mode")
+
+    def clean_instructions(self) -> str:
+        return _lf(self.cleaned_data["instructions"])
+
+
+class CustomAgentSettingsForm(CustomAgentForm):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        del self.fields["name"]
+
+
+class DocumentForm(ProblemsForm):
+    """A v2 document as YAML or JSON text, pasted or uploaded; errors stay keyed by pointer."""
+
+    text = forms.CharField(
+        required=False,
+        strip=False,
+        label="Document (YAML or JSON)",
+        widget=forms.Textarea(attrs={"class": "code", "rows": 24, "spellcheck": "false"}),
+    )
+    file = forms.FileField(required=False, label="…or upload a .yaml / .json file")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pointer_errors: dict[str, list[str]] = {}
+        self.pointer_warnings: dict[str, list[str]] = {}
+
+    def add_problems(self, exc: ValidationFailed) -> None:
+        self.pointer_errors, self.pointer_warnings = exc.fields, exc.warnings
+        self.add_error(None, f"{exc.message} Nothing was saved.")
+
+    def field_for_pointer(self, pointer: str) -> str | None:
+        return None
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        upload = data.get("file")
+        if upload is not None:
+            if upload.size > IMPORT_MAX_BYTES:
+                raise forms.ValidationError("The file is larger than 1 MiB.")
+            try:
+                text = upload.read().decode("utf-8")
+            except UnicodeDecodeError:
+                raise forms.ValidationError("The file is not UTF-8 text.") from None
+        else:
+            text = data.get("text") or ""
+        if not text.strip():
+            raise forms.ValidationError("Paste a document or choose a file.")
+        data["document"] = _parse_document(text)
+        metadata = data["document"].get("metadata") if isinstance(data["document"], dict) else None
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        data["name"] = name if isinstance(name, str) else ""
+        return data
+
+
+class YamlForm(DocumentForm):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        del self.fields["file"]
+
+
+def _parse_document(text: str) -> Any:
+    try:
+        if text.lstrip().startswith("{"):
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise forms.ValidationError(f"Malformed JSON: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise forms.ValidationError(f"Malformed YAML: {exc}") from None
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(
+        max_length=100, required=False, help_text="What will use it, e.g. prod-runner."
+    )

@@ -1,0 +1,471 @@
+"""The admin portal at /agents/: agents, hooks at both levels, custom agents and their v2
+documents, tokens and revision history.
+
+Views parse a form, call one service and redirect or render; an htmx request gets the named
+partial of the same page. Every page also works as a plain link or a plain POST.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.middleware import HtmxDetails
+
+from agents import selectors, services
+from agents.forms import (
+    AgentCreateForm,
+    AgentSettingsForm,
+    CustomAgentForm,
+    CustomAgentSettingsForm,
+    DocumentForm,
+    HookForm,
+    TokenForm,
+    YamlForm,
+)
+from agents.models import Agent, CustomAgent, Hook
+from agents.validation import ValidationFailed
+from console.api import yaml_dump
+from console.roles import is_admin
+
+GET_POST = require_http_methods(["GET", "POST"])
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def admin_required[V: Callable[..., HttpResponse]](view: V) -> V:
+    """People without the admin role get 403; anonymous visitors go to the login page."""
+
+    @wraps(view)
+    def wrapped(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not is_admin(request.user):
+            raise PermissionDenied("The portal is for admins.")
+        return view(request, *args, **kwargs)
+
+    return login_required(wrapped)  # type: ignore[return-value]
+
+
+def _apply(form: Any, call: Callable[[dict[str, Any]], Any]) -> Any:
+    """Run a service for a valid form; its ValidationFailed lands on the form's fields."""
+    if not form.is_valid():
+        return None
+    try:
+        return call(form.cleaned_data)
+    except ValidationFailed as exc:
+        form.add_problems(exc)
+        return None
+
+
+def _render(
+    request: HtmxHttpRequest, template: str, partial: str | None, context: dict[str, Any]
+) -> HttpResponse:
+    name = f"{template}#{partial}" if request.htmx and partial else template
+    return render(request, name, context)
+
+
+def _go(
+    request: HtmxHttpRequest, url: str, message: str = "", level: int = messages.SUCCESS
+) -> HttpResponse:
+    if message:
+        messages.add_message(request, level, message)
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _agent_page(agent: Agent, tab: str, **extra: Any) -> dict[str, Any]:
+    counts = {
+        "custom_agents_count": CustomAgent.objects.filter(agent=agent).count(),
+        "tokens_count": selectors.agent_tokens(agent).filter(revoked_at__isnull=True).count(),
+    }
+    return {"agent": agent, "tab": tab, **counts, **extra}
+
+
+def _scope_url(agent: Agent, custom_agent: CustomAgent | None) -> str:
+    if custom_agent is None:
+        return reverse("agents:detail", args=[agent.slug])
+    return reverse("agents:custom_agent", args=[agent.slug, custom_agent.name])
+
+
+def _warned(warnings: dict[str, list[str]]) -> str:
+    return "; ".join(f"{at or '/'}: {m}" for at, ms in warnings.items() for m in ms)
+
+
+# Agents -----------------------------------------------------------------------------------
+
+
+@admin_required
+@GET_POST
+def agent_list(request: HtmxHttpRequest) -> HttpResponse:
+    form = AgentCreateForm(request.POST or None)
+    if request.method == "POST":
+        agent = _apply(form, lambda d: services.agent_create(actor=request.user, **d))
+        if agent:
+            url = reverse("agents:detail", args=[agent.slug])
+            return _go(request, url, f"Created agent {agent.slug}.")
+    agents = selectors.agents_overview(request.user)
+    return _render(request, "agents/list.html", "create-form", {"agents": agents, "form": form})
+
+
+@admin_required
+def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    groups = selectors.hook_groups(agent, None)
+    context = _agent_page(agent, "hooks", groups=groups, custom_agent=None)
+    return _render(request, "agents/agent_hooks.html", "hooks", context)
+
+
+@admin_required
+@require_POST
+def agent_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    try:
+        services.agent_set_mode(actor=request.user, agent=agent, mode=request.POST.get("mode", ""))
+    except ValidationFailed as exc:
+        messages.error(request, _warned(exc.fields))
+    if request.htmx:
+        return render(request, "agents/agent_base.html#mode-banner", {"agent": agent})
+    return _go(request, reverse("agents:detail", args=[slug]), f"Mode is now {agent.mode}.")
+
+
+@admin_required
+@GET_POST
+def agent_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    fields = ("display_name", "description", "webhook_url", "webhook_format")
+    initial = {name: getattr(agent, name) for name in fields}
+    form = AgentSettingsForm(request.POST or None, initial=initial)
+    if request.method == "POST" and _apply(
+        form, lambda d: services.agent_settings_update(actor=request.user, agent=agent, **d)
+    ):
+        return _go(request, reverse("agents:settings", args=[slug]), "Settings saved.")
+    context = _agent_page(agent, "settings", form=form)
+    return _render(request, "agents/settings.html", "settings-form", context)
+
+
+# Hooks (agent level and custom agent level) ------------------------------------------------
+
+
+def _hook_for(request: HtmxHttpRequest, slug: str, key: str) -> Hook:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    hook = selectors.get_hook_for_user(request.user, key)
+    if hook.agent_id != agent.pk:
+        raise Http404("No such hook.")
+    return hook
+
+
+def _hook_saved(
+    request: HtmxHttpRequest, hook: Hook, warnings: dict[str, list[str]]
+) -> HttpResponse:
+    if warnings:
+        url = reverse("agents:hook_edit", args=[hook.agent.slug, hook.key])
+        return _go(request, url, f"Saved hook {hook.key}, with warnings.", messages.WARNING)
+    url = _scope_url(hook.agent, hook.custom_agent)
+    return _go(request, url, f"Saved {hook.event} hook {hook.key}.")
+
+
+def _hooks_changed(request: HtmxHttpRequest, hook: Hook, message: str) -> HttpResponse:
+    """Row actions: htmx swaps the scope's hook list in place, a plain POST goes back to it."""
+    agent, custom_agent = hook.agent, hook.custom_agent
+    if request.htmx:
+        groups = selectors.hook_groups(agent, custom_agent)
+        context = {"agent": agent, "custom_agent": custom_agent, "groups": groups}
+        return render(request, "agents/hooks_panel.html#hooks", context)
+    return _go(request, _scope_url(agent, custom_agent), message)
+
+
+@admin_required
+@GET_POST
+def hook_create(request: HtmxHttpRequest, slug: str, name: str | None = None) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    custom_agent = selectors.get_custom_agent(agent, name) if name else None
+    form = HookForm(request.POST or None, initial={"event": request.GET.get("event", "Stop")})
+    if request.method == "POST":
+        saved = _apply(
+            form,
+            lambda d: services.hook_create(
+                actor=request.user,
+                agent=agent,
+                custom_agent=custom_agent,
+                event=d["event"],
+                raw=d["raw"],
+            ),
+        )
+        if saved:
+            return _hook_saved(request, *saved)
+    tab = "custom" if custom_agent else "hooks"
+    context = _agent_page(agent, tab, custom_agent=custom_agent, form=form, hook=None)
+    return _render(request, "agents/hook_form.html", "hook-form", context)
+
+
+@admin_required
+@GET_POST
+def hook_edit(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
+    hook = _hook_for(request, slug, key)
+    form = HookForm(request.POST or None, hook=hook)
+    if request.method == "POST":
+        saved = _apply(
+            form, lambda d: services.hook_update(actor=request.user, hook=hook, raw=d["raw"])
+        )
+        if saved:
+            return _hook_saved(request, *saved)
+    else:
+        form.show_warnings(selectors.hook_warnings(hook))
+    tab = "custom" if hook.custom_agent else "hooks"
+    context = _agent_page(hook.agent, tab, custom_agent=hook.custom_agent, form=form, hook=hook)
+    return _render(request, "agents/hook_form.html", "hook-form", context)
+
+
+@admin_required
+@require_POST
+def hook_enabled(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
+    hook = _hook_for(request, slug, key)
+    enabled = request.POST.get("enabled") == "1"
+    services.hook_set_enabled(actor=request.user, hook=hook, enabled=enabled)
+    return _hooks_changed(request, hook, f"{'Enabled' if enabled else 'Disabled'} {hook.key}.")
+
+
+@admin_required
+@require_POST
+def hook_move(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
+    hook = _hook_for(request, slug, key)
+    offset = -1 if request.POST.get("direction") == "up" else 1
+    services.hook_move(actor=request.user, hook=hook, offset=offset)
+    return _hooks_changed(request, hook, f"Moved {hook.key}.")
+
+
+@admin_required
+@require_POST
+def hook_delete(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
+    hook = _hook_for(request, slug, key)
+    services.hook_delete(actor=request.user, hook=hook)
+    return _hooks_changed(request, hook, f"Deleted {hook.event} hook {hook.key}.")
+
+
+# Custom agents -------------------------------------------------------------------------------
+
+
+def _custom_page(agent: Agent, form: Any = None, import_form: Any = None) -> dict[str, Any]:
+    return _agent_page(
+        agent,
+        "custom",
+        custom_agents=selectors.custom_agents_overview(agent),
+        deleted_names=selectors.deleted_custom_agent_names(agent),
+        form=form or CustomAgentForm(),
+        import_form=import_form or DocumentForm(),
+    )
+
+
+@admin_required
+@GET_POST
+def custom_agent_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    form = CustomAgentForm(request.POST or None)
+    if request.method == "POST":
+        created = _apply(
+            form, lambda d: services.custom_agent_create(actor=request.user, agent=agent, **d)
+        )
+        if created:
+            url = _scope_url(agent, created)
+            return _go(request, url, f"Created custom agent {created.name}.")
+    context = _custom_page(agent, form=form)
+    return _render(request, "agents/custom_agents.html", "custom-agent-form", context)
+
+
+@admin_required
+@require_POST
+def custom_agent_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    form = DocumentForm(request.POST, request.FILES)
+    saved = _apply(
+        form,
+        lambda d: services.custom_agent_put(
+            actor=request.user, agent=agent, name=d["name"], document=d["document"]
+        ),
+    )
+    if saved:
+        custom_agent, created, warnings = saved
+        verb = "Imported new" if created else "Replaced"
+        text = f"{verb} custom agent {custom_agent.name}."
+        if warnings:
+            text += f" Warnings: {_warned(warnings)}"
+        return _go(request, _scope_url(agent, custom_agent), text)
+    return render(request, "agents/custom_agents.html", _custom_page(agent, import_form=form))
+
+
+def _custom_agent_for(request: HtmxHttpRequest, slug: str, name: str) -> CustomAgent:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    return selectors.get_custom_agent(agent, name)
+
+
+@admin_required
+def custom_agent_detail(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
+    custom_agent = _custom_agent_for(request, slug, name)
+    groups = selectors.hook_groups(custom_agent.agent, custom_agent)
+    context = _agent_page(
+        custom_agent.agent, "custom", custom_agent=custom_agent, subtab="hooks", groups=groups
+    )
+    return _render(request, "agents/custom_agent.html", "hooks", context)
+
+
+@admin_required
+@GET_POST
+def custom_agent_settings(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
+    custom_agent = _custom_agent_for(request, slug, name)
+    fields = ("instructions", "handoff_description", "enable_vanilla_mode")
+    initial = {field: getattr(custom_agent, field) for field in fields}
+    form = CustomAgentSettingsForm(request.POST or None, initial=initial)
+    if request.method == "POST" and _apply(
+        form,
+        lambda d: services.custom_agent_update(actor=request.user, custom_agent=custom_agent, **d),
+    ):
+        return _go(request, request.path, f"Saved settings of {name}.")
+    context = _agent_page(
+        custom_agent.agent, "custom", custom_agent=custom_agent, subtab="settings", form=form
+    )
+    return _render(request, "agents/custom_settings.html", "custom-settings-form", context)
+
+
+@admin_required
+@require_POST
+def custom_agent_delete(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
+    custom_agent = _custom_agent_for(request, slug, name)
+    services.custom_agent_delete(actor=request.user, custom_agent=custom_agent)
+    url = reverse("agents:custom_agents", args=[slug])
+    return _go(request, url, f"Deleted custom agent {name}; its history is kept.")
+
+
+@admin_required
+@GET_POST
+def custom_agent_yaml(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
+    custom_agent = _custom_agent_for(request, slug, name)
+    text = yaml_dump(selectors.custom_agent_as_document(custom_agent))
+    form = YamlForm(request.POST or None, initial={"text": text})
+    if request.method == "POST":
+        saved = _apply(
+            form,
+            lambda d: services.custom_agent_put(
+                actor=request.user, agent=custom_agent.agent, name=name, document=d["document"]
+            ),
+        )
+        if saved:
+            warned = f" Warnings: {_warned(saved[2])}" if saved[2] else ""
+            return _go(request, request.path, f"Saved the document of {name}.{warned}")
+    context = _agent_page(
+        custom_agent.agent, "custom", custom_agent=custom_agent, subtab="yaml", form=form
+    )
+    return _render(request, "agents/custom_yaml.html", "yaml-form", context)
+
+
+@admin_required
+def custom_agent_export(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
+    custom_agent = _custom_agent_for(request, slug, name)
+    body = yaml_dump(selectors.custom_agent_as_document(custom_agent))
+    response = HttpResponse(body, content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.yaml"'
+    return response
+
+
+# Tokens ---------------------------------------------------------------------------------------
+
+
+@admin_required
+@GET_POST
+def agent_tokens(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    form = TokenForm(request.POST or None)
+    issued = None
+    if request.method == "POST" and form.is_valid():
+        # Rendered, not redirected: the plaintext exists only in this one response.
+        issued = services.agent_token_issue(
+            actor=request.user, agent=agent, name=form.cleaned_data["name"]
+        )
+        form = TokenForm()
+    tokens = selectors.agent_tokens(agent)
+    context = _agent_page(agent, "tokens", form=form, tokens=tokens, issued=issued)
+    return render(request, "agents/tokens.html", context)
+
+
+@admin_required
+@require_POST
+def agent_token_revoke(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    token = services.agent_token_revoke(
+        actor=request.user, token=selectors.get_agent_token(agent, pk)
+    )
+    if request.htmx:
+        context = {"agent": agent, "tokens": selectors.agent_tokens(agent)}
+        return render(request, "agents/tokens.html#token-rows", context)
+    url = reverse("agents:tokens", args=[slug])
+    return _go(request, url, f"Revoked token {token.name} ({token.prefix}…).")
+
+
+# History --------------------------------------------------------------------------------------
+
+
+@admin_required
+def history(request: HtmxHttpRequest, slug: str, name: str = "") -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    revisions = selectors.revisions_for_scope(agent, name)[:200]
+    if name and not revisions:
+        raise Http404("No history for that custom agent.")
+    custom_agent = CustomAgent.objects.filter(agent=agent, name=name).first() if name else None
+    tab = "custom" if name else "history"
+    context = _agent_page(
+        agent,
+        tab,
+        revisions=revisions,
+        scope_name=name,
+        custom_agent=custom_agent,
+        subtab="history",
+    )
+    return render(request, "agents/history.html", context)
+
+
+@admin_required
+def revision_detail(request: HtmxHttpRequest, slug: str, number: int) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    revision = selectors.get_revision(agent, number)
+    previous, lines = selectors.revision_diff(revision)
+    name = revision.custom_agent_name
+    custom_agent = CustomAgent.objects.filter(agent=agent, name=name).first() if name else None
+    tab = "custom" if name else "history"
+    context = _agent_page(
+        agent,
+        tab,
+        revision=revision,
+        previous=previous,
+        lines=lines,
+        scope_name=name,
+        custom_agent=custom_agent,
+        subtab="history",
+    )
+    return _render(request, "agents/revision.html", "diff", context)
+
+
+@admin_required
+@require_POST
+def revision_rollback(request: HtmxHttpRequest, slug: str, number: int) -> HttpResponse:
+    agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    revision = selectors.get_revision(agent, number)
+    name = revision.custom_agent_name
+    url = (
+        reverse("agents:custom_history", args=[slug, name])
+        if name
+        else reverse("agents:history", args=[slug])
+    )
+    try:
+        restored = services.revision_rollback(actor=request.user, revision=revision)
+    except ValidationFailed as exc:
+        return _go(request, url, f"Cannot roll back: {_warned(exc.fields)}", messages.ERROR)
+    text = f"Rolled back to revision {number} (recorded as revision {restored.number})."
+    return _go(request, url, text)
