@@ -69,9 +69,14 @@ def _run(definition: dict[str, Any], context: dict[str, Any], transcript: Path) 
 
     if definition["type"] == "command":
         return run_command_hook(definition, context, transcript_path=str(transcript))
-    from console_client.llm import LLMJudge
+    from console_client.llm import LLMConfigurationError, LLMJudge
 
-    return run_prompt_hook(definition, context, llm=LLMJudge(), transcript_path=str(transcript))
+    try:
+        judge = LLMJudge.from_env()
+    except LLMConfigurationError as exc:
+        blocked = definition.get("failMode") == "block"
+        return HookResult(decision="block" if blocked else "allow", error=str(exc))
+    return run_prompt_hook(definition, context, llm=judge, transcript_path=str(transcript))
 
 
 def hook_test_run(

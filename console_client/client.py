@@ -28,6 +28,7 @@ import logging
 import os
 import time
 import uuid
+import warnings
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,12 +93,16 @@ def _prompt_runner(llm: Any) -> HookRunner:
     async def run(
         hook: dict[str, Any], context: dict[str, Any], *, transcript_path: str | None = None
     ) -> HookResult:
+        from console_client.llm import LLMConfigurationError, LLMJudge
         from console_client.runners import arun_prompt_hook
 
         if judge[0] is None:
-            from console_client.llm import LLMJudge
-
-            judge[0] = LLMJudge()
+            try:
+                judge[0] = LLMJudge.from_env()
+            except LLMConfigurationError as exc:
+                # No judge configured is a hook error like any other: failMode decides.
+                blocked = hook.get("failMode") == "block"
+                return HookResult(decision="block" if blocked else "allow", error=str(exc))
         return await arun_prompt_hook(hook, context, llm=judge[0], transcript_path=transcript_path)
 
     return run
@@ -231,6 +236,8 @@ class ConsoleHooks:
         )
         self._transcript_dir = Path(transcript_dir) if transcript_dir is not None else None
         self._bundle: Any = None
+        # The records of the latest session, in order (the console gets them too).
+        self.last_records: list[InterceptionRecord] = []
 
     # ---- configuration ------------------------------------------------------------
 
@@ -263,10 +270,12 @@ class ConsoleHooks:
         if self._bundle is None:
             from agent_framework import create_agent_hooks_middleware_from_emitter
 
-            self._bundle = create_agent_hooks_middleware_from_emitter(
-                cast(InterceptionEmitter, _SessionEmitter(self)),
-                cast(AgentContextBuilder, _SessionBuilder(self)),
-            )
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r"\[AGENT_HOOKS\]")
+                self._bundle = create_agent_hooks_middleware_from_emitter(
+                    cast(InterceptionEmitter, _SessionEmitter(self)),
+                    cast(AgentContextBuilder, _SessionBuilder(self)),
+                )
         return self._bundle
 
     def _active(self) -> _Active:
@@ -318,6 +327,7 @@ class ConsoleHooks:
             try:
                 await emitter.emit_unchecked(builder.agent_shutdown(reason=shutdown))
             finally:
+                self.last_records = emitter.results
                 CURRENT_SESSION.reset(state_token)
                 _ACTIVE.reset(active_token)
                 cast(SessionTranscript, state.transcript).remove()

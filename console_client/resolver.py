@@ -30,6 +30,15 @@ LONG_POLL_SECONDS = 30
 EXPIRY_GRACE_SECONDS = 60
 
 
+# An approved escalation may still carry a reject (its edited arguments were purged).
+EXPECTED_OUTCOMES = {
+    "approved": (ApprovalOutcome.APPROVE, ApprovalOutcome.REJECT),
+    "rejected": (ApprovalOutcome.REJECT,),
+    "expired": (ApprovalOutcome.REJECT,),
+    "cancelled": (ApprovalOutcome.REJECT,),
+}
+
+
 class ResolverError(RuntimeError):
     """The console could not resolve an escalation; the SDK turns this into a deny."""
 
@@ -112,39 +121,29 @@ class ConsoleResolver:
     def _resolution(
         status: Any, answer: dict[str, Any], identity: str | None
     ) -> ApprovalResolution:
+        if status not in EXPECTED_OUTCOMES:
+            raise ResolverError(f"unexpected escalation status {status!r}")
+        wire = answer.get("resolution")
+        if wire is not None:
+            resolution = resolution_from_wire(wire, expected_identity=identity)
+            if resolution.outcome not in EXPECTED_OUTCOMES[status]:
+                raise ResolverError(f"a {status} escalation carried a {resolution.outcome.value}")
+            return resolution
         reason = answer.get("reason") or None
         if status == "approved":
-            wire = answer.get("resolution")
-            if wire is None:
-                return ApprovalResolution(ApprovalOutcome.APPROVE, identity, Verdict.allow())
-            resolution = resolution_from_wire(wire, expected_identity=identity)
-            if resolution.outcome is not ApprovalOutcome.APPROVE:
-                raise ResolverError("an approved escalation carried a non-approve resolution")
-            return resolution
-        if status == "rejected":
-            message = reason or "A reviewer rejected this call."
-            return ApprovalResolution(
-                ApprovalOutcome.REJECT,
-                identity,
-                Verdict.deny(reason="reviewer_rejected", message=message),
-            )
-        if status == "expired":
-            return ApprovalResolution(
-                ApprovalOutcome.REJECT,
-                identity,
-                Verdict.deny(
-                    reason="approval_expired", message="No reviewer decided before the expiry."
-                ),
-            )
-        if status == "cancelled":
-            return ApprovalResolution(
-                ApprovalOutcome.REJECT,
-                identity,
-                Verdict.deny(
-                    reason="approval_cancelled", message=reason or "Escalation cancelled."
-                ),
-            )
-        raise ResolverError(f"unexpected escalation status {status!r}")
+            return ApprovalResolution(ApprovalOutcome.APPROVE, identity, Verdict.allow())
+        deny = {
+            "rejected": Verdict.deny(
+                reason="reviewer_rejected", message=reason or "A reviewer rejected this call."
+            ),
+            "expired": Verdict.deny(
+                reason="approval_expired", message="No reviewer decided before the expiry."
+            ),
+            "cancelled": Verdict.deny(
+                reason="approval_cancelled", message=reason or "The escalation was cancelled."
+            ),
+        }[status]
+        return ApprovalResolution(ApprovalOutcome.REJECT, identity, deny)
 
     async def _json(
         self, method: str, path: str, *, ok: tuple[int, ...], **kwargs: Any

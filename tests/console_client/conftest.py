@@ -1,0 +1,73 @@
+"""Fixtures for console_client against a live console: an agent with hooks and a token,
+and ConsoleHooks pointed at it with private cache, spool and transcript directories."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents import services
+from agents.models import Agent
+from console_client import ConsoleHooks
+from tests.e2e.live import LiveConsole, live_console  # noqa: F401  (fixture)
+
+
+@dataclass
+class Governed:
+    agent: Agent
+    token: str
+    console: LiveConsole
+    root: Path
+
+    def hooks(self, custom_agent: str | None = None, **options: Any) -> ConsoleHooks:
+        options.setdefault("cache_dir", self.root / "cache")
+        options.setdefault("spool_dir", self.root / "spool")
+        options.setdefault("transcript_dir", self.root / "transcripts")
+        options.setdefault("long_poll_seconds", 2)
+        return ConsoleHooks(self.console.url, self.token, custom_agent, **options)
+
+
+@pytest.fixture
+def governed(
+    transactional_db: None,
+    live_console: LiveConsole,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[..., Governed]:
+    """`governed(hooks={...}, mode=..., custom={name: hooks})` → an agent the console governs."""
+    # The async tests set the console up through the ORM on the loop's thread; nothing else
+    # touches the connection concurrently.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    def make(
+        hooks: dict[str, list[dict[str, Any]]] | None = None,
+        *,
+        mode: str = "enforce",
+        custom: dict[str, dict[str, list[dict[str, Any]]]] | None = None,
+        slug: str = "sre-agent",
+    ) -> Governed:
+        agent = services.agent_create(actor=None, slug=slug)
+        if hooks:
+            services.agent_hooks_replace(actor=None, agent=agent, document={"hooks": hooks})
+        for name, custom_hooks in (custom or {}).items():
+            services.custom_agent_put(
+                actor=None,
+                agent=agent,
+                name=name,
+                document={
+                    "api_version": "azuresre.ai/v2",
+                    "kind": "ExtendedAgent",
+                    "metadata": {"name": name},
+                    "spec": {"hooks": custom_hooks},
+                },
+            )
+        if mode != "enforce":
+            services.agent_set_mode(actor=None, agent=agent, mode=mode)
+        token = services.agent_token_issue(actor=None, agent=agent, name="e2e").plaintext
+        return Governed(agent=agent, token=token, console=live_console, root=tmp_path)
+
+    return make

@@ -1,0 +1,81 @@
+"""Parsing hook answers: the simple and extended forms, and everything that is refused."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from console_client.hook_output import HookOutput, HookOutputError, parse_hook_output
+
+
+def test_simple_ok_true_allows() -> None:
+    assert parse_hook_output('{"ok": true}') == HookOutput("allow")
+
+
+def test_simple_ok_false_blocks_with_the_reason() -> None:
+    parsed = parse_hook_output('{"ok": false, "reason": "  End with Task complete.  "}')
+    assert parsed == HookOutput("block", "End with Task complete.")
+
+
+def test_extended_block_carries_reason() -> None:
+    parsed = parse_hook_output('{"decision": "block", "reason": "Blocked: sudo"}')
+    assert parsed == HookOutput("block", "Blocked: sudo")
+
+
+def test_extended_allow_captures_additional_context() -> None:
+    text = '{"decision": "allow", "hookSpecificOutput": {"additionalContext": "[AUDIT] x"}}'
+    assert parse_hook_output(text) == HookOutput("allow", "", "[AUDIT] x")
+
+
+def test_hook_specific_output_without_decision_means_allow() -> None:
+    text = '{"hookSpecificOutput": {"additionalContext": "note"}}'
+    assert parse_hook_output(text) == HookOutput("allow", "", "note")
+
+
+def test_ask_is_accepted_at_pre_tool_use() -> None:
+    parsed = parse_hook_output('{"decision": "ask", "reason": "risky"}', event="PreToolUse")
+    assert parsed == HookOutput("ask", "risky")
+
+
+@pytest.mark.parametrize("event", ["PostToolUse", "Stop"])
+def test_ask_is_refused_outside_pre_tool_use(event: str) -> None:
+    with pytest.raises(HookOutputError, match="only valid for PreToolUse"):
+        parse_hook_output('{"decision": "ask"}', event=event)
+
+
+def test_json_fence_is_tolerated() -> None:
+    text = 'Here is my verdict:\n```json\n{"ok": false, "reason": "no"}\n```\n'
+    assert parse_hook_output(text) == HookOutput("block", "no")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"ok": "yes"}', "ok must be true or false"),
+        ('{"decision": "deny"}', "decision must be"),
+        ('{"result": "fine"}', "neither 'ok' nor 'decision'"),
+        ('{"ok": false, "reason": 42}', "reason must be a string"),
+        ('{"decision": "allow", "hookSpecificOutput": []}', "must be an object"),
+        (
+            '{"decision": "allow", "hookSpecificOutput": {"additionalContext": 1}}',
+            "additionalContext must be a string",
+        ),
+        ('{"ok": true} trailing', "not valid JSON"),
+    ],
+)
+def test_malformed_answers_are_refused(text: str, message: str) -> None:
+    with pytest.raises(HookOutputError, match=message):
+        parse_hook_output(text)
+
+
+def test_runner_modules_import_without_django() -> None:
+    code = (
+        "import sys, console_client.runners, console_client.sandbox, console_client.llm, "
+        "console_client.transcript, console_client.hook_output; "
+        "sys.exit(1 if any(m == 'django' or m.startswith('django.') for m in sys.modules) else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
