@@ -13,7 +13,10 @@ import pytest
 from agents import services
 from agents.models import Agent
 from console_client import ConsoleHooks
-from tests.e2e.live import LiveConsole, live_console  # noqa: F401  (fixture)
+from tests.e2e import live
+from tests.e2e.live import LiveConsole
+
+live_console = live.live_console
 
 
 @dataclass
@@ -34,7 +37,7 @@ class Governed:
 @pytest.fixture
 def governed(
     transactional_db: None,
-    live_console: LiveConsole,
+    request: pytest.FixtureRequest,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Callable[..., Governed]:
@@ -42,6 +45,7 @@ def governed(
     # The async tests set the console up through the ORM on the loop's thread; nothing else
     # touches the connection concurrently.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    console: LiveConsole = request.getfixturevalue("live_console")
 
     def make(
         hooks: dict[str, list[dict[str, Any]]] | None = None,
@@ -68,6 +72,6 @@ def governed(
         if mode != "enforce":
             services.agent_set_mode(actor=None, agent=agent, mode=mode)
         token = services.agent_token_issue(actor=None, agent=agent, name="e2e").plaintext
-        return Governed(agent=agent, token=token, console=live_console, root=tmp_path)
+        return Governed(agent=agent, token=token, console=console, root=tmp_path)
 
     return make
