@@ -1,0 +1,188 @@
+"""PreToolUse: block, ask and approval hooks through the console resolver (live console)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from agent_framework import Agent, tool
+from agent_hooks import InterceptionBlocked
+
+from console import services as console_services
+from console_client.scripted import ScriptedChatClient, message_texts, say, tool_call
+from tests.e2e.live import start_console, stop_console
+
+pytestmark = pytest.mark.asyncio
+
+APPROVAL = {"type": "approval", "matcher": "restart_service", "expiresIn": 600}
+BLOCK = {
+    "type": "command",
+    "matcher": "restart_service",
+    "command": "echo 'not on prod' >&2; exit 2",
+}
+ASK = {
+    "type": "command",
+    "matcher": "restart_service",
+    "command": 'echo \'{"decision": "ask", "reason": "prod restart"}\'',
+}
+
+
+@pytest.fixture
+def reviewer_token(transactional_db):
+    user = console_services.user_set_role(
+        actor=None, username="rita", role="reviewer", password="pw"
+    )
+    return console_services.api_token_issue(actor=None, user=user, name="e2e").plaintext
+
+
+def restart_agent(hooks, ran, service="api"):
+    @tool(name="restart_service", description="Restart a service (simulated).")
+    def restart_service(service: str) -> str:
+        ran.append(service)
+        return f"{service} restarted"
+
+    client = ScriptedChatClient(
+        [tool_call("restart_service", {"service": service}, "c1"), say("done")]
+    )
+    return client, Agent(
+        client=client, name="sre", tools=[restart_service], middleware=[hooks.middleware()]
+    )
+
+
+async def decide_when_pending(url, token, outcome, reason="", args=None):
+    """Act as the reviewer: wait for the escalation, then decide it over the API."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=10) as client:
+        for _ in range(100):
+            items = (await client.get("/api/v1/escalations", params={"status": "pending"})).json()[
+                "items"
+            ]
+            if items:
+                body = {"outcome": outcome, "reason": reason}
+                if args is not None:
+                    body["args"] = args
+                answer = await client.post(
+                    f"/api/v1/escalations/{items[0]['id']}/decision", json=body
+                )
+                assert answer.status_code == 200, answer.text
+                return items[0]
+            await asyncio.sleep(0.1)
+    raise AssertionError("no escalation appeared")
+
+
+async def test_a_blocking_hook_stops_the_tool_and_the_model_sees_why(governed):
+    hooks = governed({"PreToolUse": [BLOCK]}).hooks()
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    await hooks.run(agent, "restart api")
+    await hooks.aclose()
+    assert ran == []
+    assert "not on prod" in message_texts(client.requests[1], role="tool")[0]
+
+
+async def test_approval_approved_runs_the_tool(governed, reviewer_token):
+    gov = governed({"PreToolUse": [APPROVAL]})
+    hooks = gov.hooks()
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    run = asyncio.create_task(hooks.run(agent, "restart api"))
+    item = await decide_when_pending(gov.console.url, reviewer_token, "approve", "fine")
+    await run
+    await hooks.aclose()
+    assert ran == ["api"]
+    assert item["tool_name"] == "restart_service"
+    pre = next(r for r in hooks.last_records if r.interception_point.value == "pre_tool_call")
+    assert pre.resolved_by == "approval"
+
+
+async def test_approval_with_edited_arguments_runs_the_edited_call(governed, reviewer_token):
+    gov = governed({"PreToolUse": [APPROVAL]})
+    hooks = gov.hooks()
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran, service="api-prod")
+    run = asyncio.create_task(hooks.run(agent, "restart api"))
+    await decide_when_pending(
+        gov.console.url, reviewer_token, "approve", "canary first", args={"service": "api-canary"}
+    )
+    await run
+    await hooks.aclose()
+    assert ran == ["api-canary"]
+
+
+async def test_approval_rejected_skips_the_tool_and_the_model_gets_the_reason(
+    governed, reviewer_token
+):
+    gov = governed({"PreToolUse": [APPROVAL]})
+    hooks = gov.hooks()
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    run = asyncio.create_task(hooks.run(agent, "restart api"))
+    await decide_when_pending(gov.console.url, reviewer_token, "reject", "wait for the window")
+    response = await run
+    await hooks.aclose()
+    assert ran == []
+    assert response.text == "done"  # the agent went on
+    seen = json.loads(message_texts(client.requests[1], role="tool")[0])
+    assert seen["reason"] == "reviewer_rejected"
+    assert seen["message"] == "wait for the window"
+
+
+async def test_a_hook_answering_ask_escalates(governed, reviewer_token):
+    gov = governed({"PreToolUse": [ASK]})
+    hooks = gov.hooks()
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    run = asyncio.create_task(hooks.run(agent, "restart api"))
+    await decide_when_pending(gov.console.url, reviewer_token, "approve")
+    await run
+    await hooks.aclose()
+    assert ran == ["api"]
+
+
+async def test_approval_expired_skips_the_tool(governed):
+    gov = governed({"PreToolUse": [{**APPROVAL, "expiresIn": 1}]})
+    hooks = gov.hooks()
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    await asyncio.wait_for(hooks.run(agent, "restart api"), timeout=30)
+    await hooks.aclose()
+    assert ran == []
+    seen = json.loads(message_texts(client.requests[1], role="tool")[0])
+    assert seen["reason"] == "approval_expired"
+
+
+async def test_console_down_means_the_escalated_tool_does_not_run(governed, tmp_path):
+    gov = governed({"PreToolUse": [APPROVAL]})
+    own = start_console(tmp_path / "own-console.log")
+    try:
+        gov.console = own
+        hooks = gov.hooks()
+    finally:
+        stop_console(own)
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    with pytest.raises(InterceptionBlocked) as blocked:
+        await hooks.run(agent, "restart api")
+    await hooks.aclose()
+    assert ran == []
+    assert blocked.value.result.verdict.reason == "host_error:approval_resolver_failed"
+
+
+async def test_evaluate_only_never_blocks_and_never_asks_reviewers(governed, reviewer_token):
+    gov = governed({"PreToolUse": [BLOCK, APPROVAL]}, mode="evaluate_only")
+    hooks = gov.hooks()
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    await asyncio.wait_for(hooks.run(agent, "restart api"), timeout=20)
+    await hooks.aclose()
+    assert ran == ["api"]
+    async with httpx.AsyncClient(
+        base_url=gov.console.url, headers={"Authorization": f"Bearer {reviewer_token}"}
+    ) as client_http:
+        listed = (await client_http.get("/api/v1/escalations", params={"status": "all"})).json()
+    assert listed["items"] == []
+    pre = next(r for r in hooks.last_records if r.interception_point.value == "pre_tool_call")
+    assert pre.mode.value == "evaluate_only"
+    assert pre.verdict.decision.value == "deny"
