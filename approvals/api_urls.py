@@ -1,3 +1,17 @@
-from typing import Any
+"""Escalations API, mounted under /api/."""
 
-urlpatterns: list[Any] = []
+from __future__ import annotations
+
+from django.urls import path
+
+from approvals import api, longpoll
+
+urlpatterns = [
+    path("v1/escalations", api.EscalationCollectionApi.as_view(), name="approvals-escalations"),
+    path("v1/escalations/<str:pk>", longpoll.escalation_status, name="approvals-escalation"),
+    path(
+        "v1/escalations/<str:pk>/decision",
+        api.EscalationDecisionApi.as_view(),
+        name="approvals-escalation-decision",
+    ),
+]

@@ -1,4 +1,15 @@
-from typing import Any
+"""Reviewer pages: the live inbox, decisions from it, and the history tab."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from approvals import views
 
 app_name = "approvals"
-urlpatterns: list[Any] = []
+urlpatterns = [
+    path("", views.inbox, name="inbox"),
+    path("history/", views.history, name="history"),
+    path("bulk/", views.bulk_decide, name="bulk"),
+    path("<uuid:pk>/decision/", views.decide, name="decide"),
+]

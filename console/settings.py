@@ -235,6 +235,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "audit.tasks.records_purge_expired",
         "schedule": 3600.0,
     },
+    "approvals-expire-overdue": {
+        "task": "approvals.tasks.escalation_expire_overdue",
+        "schedule": float(env_int("CONSOLE_EXPIRY_SWEEP_SECONDS", 10, minimum=1)),
+    },
+    "approvals-purge-payloads": {
+        "task": "approvals.tasks.escalation_purge_payloads",
+        "schedule": 3600.0,
+    },
 }
 
 # Scripts run only from our origin or with the per-request nonce; no inline handlers, no eval.

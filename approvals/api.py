@@ -1,0 +1,177 @@
+"""Escalations API (DESIGN §4): agents open escalations, reviewers list and decide them.
+
+The agent's long-poll (`GET /api/v1/escalations/{id}?wait=N`) is an async view of its own,
+in approvals/longpoll.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from approvals import services
+from approvals.models import Escalation, EscalationStatus
+from approvals.selectors import escalations_visible_to, get_escalation_for_user
+from approvals.validation import InvalidInput, parse_decision
+from approvals.wire import created_answer, list_item
+from console.api import ApiError
+from console.auth import IsAgent, IsReviewer, is_agent
+
+LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX = 50, 200
+BODY_KEYS = ("request", "meta")
+
+
+def invalid(exc: InvalidInput) -> ApiError:
+    return ApiError(exc.message, code="invalid", fields=exc.fields)
+
+
+def conflict(exc: services.DecisionConflict) -> ApiError:
+    return ApiError(str(exc), code="conflict", status_code=status.HTTP_409_CONFLICT)
+
+
+def forbidden(message: str) -> ApiError:
+    return ApiError(message, code="forbidden", status_code=status.HTTP_403_FORBIDDEN)
+
+
+def _encode_cursor(escalation: Escalation) -> str:
+    raw = f"{escalation.created_at.isoformat()}|{escalation.pk}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, pk = raw.split("|", 1)
+        return datetime.fromisoformat(stamp), str(UUID(pk))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ApiError("Bad cursor.", fields={"/cursor": ["Not a cursor from this API."]}) from None
+
+
+def _status_filter(qs: QuerySet[Escalation], wanted: str, now: datetime) -> QuerySet[Escalation]:
+    if wanted == "all":
+        return qs
+    if wanted not in EscalationStatus.values:
+        allowed = ", ".join([*EscalationStatus.values, "all"])
+        raise ApiError("Unknown status.", fields={"/status": [f"Use one of: {allowed}."]})
+    pending = Q(status=EscalationStatus.PENDING)
+    if wanted == EscalationStatus.PENDING:
+        return qs.filter(pending, expires_at__gt=now)
+    if wanted == EscalationStatus.EXPIRED:
+        return qs.filter(Q(status=EscalationStatus.EXPIRED) | (pending & Q(expires_at__lte=now)))
+    return qs.filter(status=wanted)
+
+
+def _limit(raw: str | None) -> int:
+    if raw is None:
+        return LIST_LIMIT_DEFAULT
+    if not raw.isdigit() or not 1 <= int(raw) <= LIST_LIMIT_MAX:
+        raise ApiError("Bad limit.", fields={"/limit": [f"An integer 1-{LIST_LIMIT_MAX}."]})
+    return int(raw)
+
+
+class _AgentPostsReviewerReads(BasePermission):
+    message = "POST takes an agent token; GET is for reviewers."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        checker = IsAgent() if request.method == "POST" else IsReviewer()
+        return checker.has_permission(request, view)
+
+
+LIST_PARAMS = [
+    OpenApiParameter("status", str, description="pending (default), approved, …, or all"),
+    OpenApiParameter("agent", str, description="Agent slug"),
+    OpenApiParameter("limit", int, description=f"1-{LIST_LIMIT_MAX}, default 50"),
+    OpenApiParameter("cursor", str, description="next_cursor of the previous page"),
+]
+
+
+class EscalationCollectionApi(APIView):
+    permission_classes = [_AgentPostsReviewerReads]
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        body = request.data
+        if not isinstance(body, dict) or "request" not in body:
+            raise ApiError("Send {'request': …, 'meta': {…}}.", fields={"/request": ["Required."]})
+        unknown = sorted(set(body) - set(BODY_KEYS))
+        if unknown:
+            raise ApiError(
+                f"Unknown key(s): {', '.join(unknown)}.",
+                fields={f"/{key}": ["Unknown key."] for key in unknown},
+            )
+        try:
+            escalation, created = services.escalation_create(
+                actor=request.user, request=body["request"], meta=body.get("meta")
+            )
+        except InvalidInput as exc:
+            raise invalid(exc) from None
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(created_answer(escalation), status=code)
+
+    @extend_schema(parameters=LIST_PARAMS, responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        now = timezone.now()
+        params = request.query_params
+        qs = escalations_visible_to(request.user).select_related("agent")
+        qs = _status_filter(qs, params.get("status", EscalationStatus.PENDING), now)
+        if params.get("agent"):
+            qs = qs.filter(agent__slug=params["agent"])
+        if params.get("cursor"):
+            stamp, pk = _decode_cursor(params["cursor"])
+            qs = qs.filter(Q(created_at__lt=stamp) | Q(created_at=stamp, pk__lt=pk))
+        limit = _limit(params.get("limit"))
+        page = list(qs.order_by("-created_at", "-id")[: limit + 1])
+        more = len(page) > limit
+        page = page[:limit]
+        return Response(
+            {
+                "items": [list_item(item, now=now) for item in page],
+                "next_cursor": _encode_cursor(page[-1]) if more else None,
+            }
+        )
+
+
+class EscalationDecisionApi(APIView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, pk: str) -> Response:
+        if is_agent(request.user):
+            raise forbidden("Agents never decide escalations, not even their own.")
+        if not IsReviewer().has_permission(request, self):
+            raise forbidden("Only reviewers may decide escalations.")
+        escalation = get_escalation_for_user(request.user, pk, write=True)
+        try:
+            outcome, reason, args = parse_decision(request.data)
+            result = services.escalation_decide(
+                escalation=escalation, actor=request.user, outcome=outcome, reason=reason, args=args
+            )
+        except InvalidInput as exc:
+            raise invalid(exc) from None
+        except services.DecisionConflict as exc:
+            raise conflict(exc) from None
+        except services.DecisionForbidden as exc:
+            raise forbidden(str(exc)) from None
+        decided = result.escalation
+        return Response(
+            {
+                "id": str(decided.pk),
+                "status": decided.status,
+                "final": result.final,
+                "approvals_required": decided.approvals_required,
+                "arguments_edited": decided.arguments_edited,
+                "decided_by": decided.decided_by_label or None,
+                "decided_at": decided.decided_at.isoformat() if decided.decided_at else None,
+            }
+        )

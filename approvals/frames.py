@@ -1,0 +1,58 @@
+"""Server-rendered HTML frames for the htmx ws extension (each element swapped out of band).
+
+- re-sync: the whole pending list (`#pending-rows` innerHTML) and the nav counter;
+- created: the new row `afterbegin` into `#pending-rows`;
+- updated: the row replaced (a vote that did not decide);
+- decided: the row deleted, everywhere.
+Rows are rendered per reviewer: scope, and whether this reviewer already voted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from approvals.selectors import escalations_visible_to, pending_count, pending_for, pending_row
+
+ROW_TEMPLATE = "approvals/inbox.html#row"
+
+
+def counter(user: Any) -> str:
+    count = pending_count(user)
+    return render_to_string(
+        "approvals/frames.html#counter", {"count": count if count else ""}
+    ).strip()
+
+
+def row_context(user: Any) -> dict[str, Any]:
+    return {"user": user, "now": timezone.now(), "csrf_token": ""}
+
+
+def resync(user: Any, view: str) -> str:
+    parts = [counter(user)]
+    if view == "inbox":
+        rows = list(pending_for(user))
+        parts.append(
+            render_to_string(
+                "approvals/frames.html#resync", {**row_context(user), "escalations": rows}
+            )
+        )
+    return "\n".join(parts)
+
+
+def change(user: Any, view: str, escalation_id: str, kind: str) -> str:
+    if not escalations_visible_to(user).filter(pk=escalation_id).exists():
+        return ""  # another agent's escalation: nothing changes for this reviewer
+    parts = [counter(user)]
+    if view == "inbox":
+        escalation = pending_row(user, escalation_id) if kind != "decided" else None
+        context = {**row_context(user), "escalation": escalation, "id": escalation_id}
+        if escalation is None:
+            parts.append(render_to_string("approvals/frames.html#removed", context))
+        elif kind == "created":
+            parts.append(render_to_string("approvals/frames.html#created", context))
+        else:
+            parts.append(render_to_string("approvals/frames.html#updated", context))
+    return "\n".join(parts)

@@ -1,0 +1,79 @@
+"""Wake-ups after commit: reviewers' sockets and waiting long-polls, over the channel layer.
+
+Redis carries wake-ups only (at most once); PostgreSQL holds every fact. A lost push is
+repaired by the long-poll's slow re-check and by the consumer's re-sync on reconnect, so
+sending never raises into the caller: a decision that committed stays committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+from uuid import UUID
+
+from asgiref.sync import async_to_sync
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+REVIEWERS_GROUP = "approvals.reviewers"
+SEND_TIMEOUT_SECONDS = 2.0
+
+_server: dict[str, Any] = {"loop": None, "thread": None}
+
+
+def escalation_group(pk: UUID | str) -> str:
+    return f"approvals.escalation.{UUID(str(pk)).hex}"
+
+
+def remember_server_loop() -> None:
+    """Called from async code that serves requests (consumer, long-poll).
+
+    The in-memory layer (embedded default) is bound to the server's event loop; a push from a
+    thread that is not a child of that loop (the embedded beat) must hop onto it.
+    """
+    _server["loop"] = asyncio.get_running_loop()
+    _server["thread"] = threading.get_ident()
+
+
+async def _send(layer: Any, group: str, message: dict[str, Any]) -> None:
+    async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
+        await layer.group_send(group, message)
+
+
+def push(group: str, message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        loop = _server["loop"]
+        if (
+            isinstance(layer, InMemoryChannelLayer)
+            and loop is not None
+            and loop.is_running()
+            and _server["thread"] != threading.get_ident()
+        ):
+            future = asyncio.run_coroutine_threadsafe(_send(layer, group, message), loop)
+            future.result(timeout=SEND_TIMEOUT_SECONDS + 1)
+        else:
+            async_to_sync(_send)(layer, group, message)
+    except Exception as exc:  # a lost wake-up is repaired by re-checks; never fail the caller
+        logger.warning("approvals: push to %s failed (%s: %s)", group, type(exc).__name__, exc)
+
+
+def escalation_changed(escalation_id: UUID | str, kind: str) -> None:
+    """kind: created | updated (a non-final vote) | decided (approved, rejected, expired, …)."""
+    message = {"type": "escalation.changed", "id": str(escalation_id), "kind": kind}
+    push(REVIEWERS_GROUP, message)
+    if kind == "decided":
+        push(
+            escalation_group(escalation_id),
+            {"type": "escalation.decided", "id": str(escalation_id)},
+        )
+
+
+def on_commit_changed(escalation_id: UUID | str, kind: str) -> None:
+    transaction.on_commit(lambda: escalation_changed(escalation_id, kind))

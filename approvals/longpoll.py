@@ -1,0 +1,142 @@
+"""`GET /api/v1/escalations/{id}?wait=N`: the agent's long-poll, an async view.
+
+It subscribes to the escalation's channel-layer group and re-reads the row from the database
+when woken. PostgreSQL is the truth: a slow re-check (every SAFETY_RECHECK_SECONDS) covers a
+lost push or an unusable Redis, and an escalation past expires_at reads as expired, so the
+answer always arrives within one wait period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.http import Http404, HttpRequest, JsonResponse
+from django.utils import timezone
+from rest_framework.exceptions import AuthenticationFailed
+
+from approvals.live import escalation_group, remember_server_loop
+from approvals.models import Escalation
+from approvals.selectors import effective_status, get_escalation_for_agent
+from approvals.wire import status_answer
+from console.api import error_body
+from console.auth import AgentPrincipal, BearerTokenAuthentication
+
+logger = logging.getLogger(__name__)
+
+SAFETY_RECHECK_SECONDS = 5.0
+SUBSCRIBE_TIMEOUT_SECONDS = 2.0
+
+
+def _error(status: int, code: str, message: str, fields: Any = None) -> JsonResponse:
+    response = JsonResponse(error_body(code, message, fields), status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+def _principal(request: HttpRequest) -> AgentPrincipal | JsonResponse:
+    header = request.headers.get("Authorization", "")
+    parts = header.split()
+    if len(parts) != 2 or parts[0] != "Bearer":
+        return _error(401, "not_authenticated", "Send 'Authorization: Bearer <agent token>'.")
+    try:
+        principal, _token = BearerTokenAuthentication.authenticate_token(parts[1])
+    except AuthenticationFailed as exc:
+        return _error(401, "not_authenticated", str(exc.detail))
+    if not isinstance(principal, AgentPrincipal):
+        return _error(403, "forbidden", "This endpoint takes an agent token.")
+    return principal
+
+
+def _wait_seconds(raw: str | None) -> float | JsonResponse:
+    if raw in (None, ""):
+        return 0.0
+    try:
+        wait = float(raw)
+    except ValueError:
+        wait = -1.0
+    if not 0 <= wait < float("inf"):
+        return _error(400, "invalid", "Bad wait.", {"/wait": ["Seconds, a number >= 0."]})
+    return min(wait, float(settings.CONSOLE_LONGPOLL_MAX_SECONDS))
+
+
+def _reread(escalation: Escalation) -> Escalation:
+    return Escalation.objects.select_related("agent").get(pk=escalation.pk)
+
+
+def _pending(escalation: Escalation) -> bool:
+    return effective_status(escalation) == "pending"
+
+
+async def _subscribe(layer: Any, group: str) -> str | None:
+    try:
+        channel: str = await layer.new_channel()
+        async with asyncio.timeout(SUBSCRIBE_TIMEOUT_SECONDS):
+            await layer.group_add(group, channel)
+        return channel
+    except Exception as exc:  # no wake-ups: fall back to the slow re-check
+        logger.warning("approvals: long-poll subscribe failed (%s: %s)", type(exc).__name__, exc)
+        return None
+
+
+async def _wait_for_wakeup(layer: Any, channel: str | None, seconds: float) -> str | None:
+    """Sleep up to `seconds`; return early on a push. Returns the channel still usable."""
+    if channel is None:
+        await asyncio.sleep(seconds)
+        return None
+    try:
+        async with asyncio.timeout(seconds):
+            await layer.receive(channel)
+    except TimeoutError:
+        pass
+    except Exception as exc:
+        logger.warning("approvals: long-poll wake-up lost (%s: %s)", type(exc).__name__, exc)
+        return None
+    return channel
+
+
+async def _unsubscribe(layer: Any, group: str, channel: str | None) -> None:
+    if channel is None:
+        return
+    try:
+        async with asyncio.timeout(SUBSCRIBE_TIMEOUT_SECONDS):
+            await layer.group_discard(group, channel)
+    except Exception as exc:
+        logger.info("approvals: long-poll unsubscribe failed (%s)", type(exc).__name__)
+
+
+async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
+    if request.method != "GET":
+        return _error(405, "method_not_allowed", f"Method {request.method} not allowed.")
+    remember_server_loop()
+    principal = await sync_to_async(_principal)(request)
+    if isinstance(principal, JsonResponse):
+        return principal
+    wait = _wait_seconds(request.GET.get("wait"))
+    if isinstance(wait, JsonResponse):
+        return wait
+    try:
+        escalation = await sync_to_async(get_escalation_for_agent)(principal.agent, pk)
+    except Http404:
+        return _error(404, "not_found", "No such escalation.")
+    deadline = time.monotonic() + wait
+    if _pending(escalation) and wait > 0:
+        layer, group = get_channel_layer(), escalation_group(escalation.pk)
+        channel = await _subscribe(layer, group) if layer is not None else None
+        try:
+            # Re-read after subscribing: a decision committed in between is not missed.
+            escalation = await sync_to_async(_reread)(escalation)
+            while _pending(escalation) and (remaining := deadline - time.monotonic()) > 0:
+                until_expiry = (escalation.expires_at - timezone.now()).total_seconds()
+                timeout = max(0.01, min(remaining, SAFETY_RECHECK_SECONDS, until_expiry + 0.01))
+                channel = await _wait_for_wakeup(layer, channel, timeout)
+                escalation = await sync_to_async(_reread)(escalation)
+        finally:
+            await _unsubscribe(layer, group, channel)
+    return JsonResponse(status_answer(escalation))

@@ -1,0 +1,158 @@
+"""Reads of the approvals app: who may see and decide which escalations, and list queries.
+
+People see exactly the escalations they may decide: reviewers (optionally restricted to some
+agents by ReviewerScope rows) and admins (all). Agents see only their own, by id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from uuid import UUID
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.http import Http404
+from django.utils import timezone
+
+from agents.models import Agent
+from approvals.models import (
+    Escalation,
+    EscalationStatus,
+    EscalationVote,
+    ReviewerScope,
+    VoteOutcome,
+)
+from console.roles import is_admin, is_reviewer
+
+
+def _scope_filter(user: Any) -> Q:
+    scopes = ReviewerScope.objects.filter(user_id=user.pk)
+    return Q(~Exists(scopes)) | Q(Exists(scopes.filter(agent_id=OuterRef("agent_id"))))
+
+
+def escalations_visible_to(user: Any) -> QuerySet[Escalation]:
+    """Escalations `user` may see and decide (none for agents, auditors and outsiders)."""
+    if not is_reviewer(user):
+        return Escalation.objects.none()
+    if is_admin(user):
+        return Escalation.objects.all()
+    return Escalation.objects.filter(_scope_filter(user))
+
+
+def agents_decidable_by(user: Any) -> QuerySet[Agent]:
+    if not is_reviewer(user):
+        return Agent.objects.none()
+    if is_admin(user):
+        return Agent.objects.all()
+    scopes = ReviewerScope.objects.filter(user_id=user.pk)
+    return Agent.objects.filter(
+        Q(~Exists(scopes)) | Q(Exists(scopes.filter(agent_id=OuterRef("pk"))))
+    )
+
+
+def reviewer_may_decide(user: Any, agent_id: int) -> bool:
+    if not is_reviewer(user):
+        return False
+    if is_admin(user):
+        return True
+    scopes = ReviewerScope.objects.filter(user_id=user.pk)
+    return not scopes.exists() or scopes.filter(agent_id=agent_id).exists()
+
+
+def _uuid(pk: UUID | str) -> UUID:
+    try:
+        return pk if isinstance(pk, UUID) else UUID(str(pk))
+    except ValueError:
+        raise Http404("No such escalation.") from None
+
+
+def get_escalation_for_user(user: Any, pk: UUID | str, *, write: bool = False) -> Escalation:
+    """The escalation if `user` may see it (people see exactly what they may decide); else 404."""
+    escalation = escalations_visible_to(user).select_related("agent").filter(pk=_uuid(pk)).first()
+    if escalation is None:
+        raise Http404("No such escalation.")
+    return escalation
+
+
+def get_escalation_for_agent(agent: Agent, pk: UUID | str) -> Escalation:
+    """An agent reads only its own escalations; anything else is 404, never 403."""
+    escalation = (
+        Escalation.objects.select_related("agent").filter(pk=_uuid(pk), agent=agent).first()
+    )
+    if escalation is None:
+        raise Http404("No such escalation.")
+    return escalation
+
+
+def effective_status(escalation: Escalation, now: datetime | None = None) -> str:
+    """Pending past expires_at is expired, whether or not the sweep has run."""
+    now = now or timezone.now()
+    if escalation.status == EscalationStatus.PENDING and escalation.expires_at <= now:
+        return EscalationStatus.EXPIRED.value
+    return str(escalation.status)
+
+
+def _with_votes(qs: QuerySet[Escalation], user: Any) -> QuerySet[Escalation]:
+    my_vote = EscalationVote.objects.filter(escalation_id=OuterRef("pk"), reviewer_id=user.pk)
+    return qs.annotate(
+        approvals=Count("votes", filter=Q(votes__outcome=VoteOutcome.APPROVE)),
+        my_vote=Subquery(my_vote.values("outcome")[:1]),
+    )
+
+
+def pending_for(user: Any, *, now: datetime | None = None) -> QuerySet[Escalation]:
+    """Open escalations `user` may decide, newest first, with vote counts."""
+    now = now or timezone.now()
+    qs = escalations_visible_to(user).filter(status=EscalationStatus.PENDING, expires_at__gt=now)
+    return _with_votes(qs.select_related("agent"), user).order_by("-created_at", "-id")
+
+
+def pending_count(user: Any, *, now: datetime | None = None) -> int:
+    """One COUNT query: the nav counter."""
+    now = now or timezone.now()
+    return (
+        escalations_visible_to(user)
+        .filter(status=EscalationStatus.PENDING, expires_at__gt=now)
+        .count()
+    )
+
+
+def pending_row(user: Any, pk: UUID | str, *, now: datetime | None = None) -> Escalation | None:
+    return pending_for(user, now=now).filter(pk=pk).first()
+
+
+@dataclass(frozen=True)
+class HistoryFilters:
+    status: str = ""
+    agent: str = ""
+    reviewer: str = ""
+    since: date | None = None
+    until: date | None = None
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+
+
+def history_for(user: Any, filters: HistoryFilters) -> QuerySet[Escalation]:
+    """Every escalation `user` may see, newest first, filtered as the History tab asks."""
+    qs = _with_votes(escalations_visible_to(user).select_related("agent"), user)
+    if filters.status:
+        qs = qs.filter(status=filters.status)
+    if filters.agent:
+        qs = qs.filter(agent__slug=filters.agent)
+    if filters.reviewer:
+        voted = EscalationVote.objects.filter(
+            escalation_id=OuterRef("pk"), reviewer__username=filters.reviewer
+        )
+        qs = qs.filter(Q(decided_by__username=filters.reviewer) | Q(Exists(voted)))
+    if filters.since:
+        qs = qs.filter(created_at__gte=_day_start(filters.since))
+    if filters.until:
+        qs = qs.filter(created_at__lt=_day_start(filters.until) + timedelta(days=1))
+    return qs.order_by("-created_at", "-id")
+
+
+def votes_of(escalation: Escalation) -> list[EscalationVote]:
+    return list(escalation.votes.all())

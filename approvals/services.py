@@ -1,0 +1,441 @@
+"""Writes of the approvals app: create, decide (vote), expire, cancel, purge; reviewer scopes.
+
+Every state change is one transaction with its governance event; wake-ups and webhooks are
+sent after commit. Decisions are claims: a conditional update on `status=pending` and
+`expires_at > now`, taken under a row lock so M-of-N votes count one at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agents.models import Agent, Hook
+from approvals import live
+from approvals.models import (
+    Escalation,
+    EscalationStatus,
+    EscalationVote,
+    ReviewerScope,
+    VoteOutcome,
+)
+from approvals.notifications import schedule_webhook
+from approvals.selectors import reviewer_may_decide
+from approvals.validation import (
+    InvalidInput,
+    pointer,
+    validate_arguments,
+    validate_meta,
+    validate_request,
+)
+from approvals.wire import REASON_EXPIRED
+from audit.services import governance_event_record
+from console.auth import actor_label, actor_user, is_agent
+from console.roles import is_admin
+
+EXPIRES_MAX_SECONDS = 30 * 24 * 3600
+BATCH = 500
+TOOL_POINTS = ("pre_tool_call", "post_tool_call")
+
+
+class DecisionConflict(Exception):
+    """The escalation is no longer open to this decision (409); nothing was changed."""
+
+
+class DecisionForbidden(Exception):
+    """This actor may not decide this escalation (403)."""
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    escalation: Escalation
+    vote: EscalationVote
+    final: bool
+
+
+def _hook_for(agent: Agent, request: dict[str, Any], meta: dict[str, Any]) -> Hook | None:
+    key, at = meta.get("hook"), pointer("meta", "hook")
+    approval = request["verdict"].get("approval")
+    if key is None and isinstance(approval, dict) and isinstance(approval.get("hook"), str):
+        key, at = approval["hook"], pointer("request", "verdict", "approval", "hook")
+    if key is None:
+        return None
+    hook = Hook.objects.filter(agent=agent, key=key).first()
+    if hook is None:
+        raise InvalidInput(
+            "The escalating hook is unknown.", {at: [f"No hook {key!r} on agent {agent.slug}."]}
+        )
+    return hook
+
+
+def _hook_settings(hook: Hook | None) -> tuple[int, int]:
+    """(expires in seconds, approvals required), from the server's configuration only."""
+    definition = hook.definition if hook is not None else {}
+    expires = definition.get("expiresIn") or settings.CONSOLE_DEFAULT_ESCALATION_SECONDS
+    required = definition.get("approvalsRequired") or 1
+    return max(1, min(int(expires), EXPIRES_MAX_SECONDS)), max(1, int(required))
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _facts(request: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    context = _object(request.get("context"))
+    tool_call = _object(context.get("tool_call"))
+    session = _object(context.get("session"))
+    agent_info = _object(context.get("agent"))
+    arguments = tool_call.get("args") if request["interception_point"] in TOOL_POINTS else None
+    turn = meta.get("turn", session.get("turn"))
+    return {
+        "context": request.get("context"),
+        "arguments": arguments if isinstance(arguments, dict) else None,
+        "tool_name": str(meta.get("tool_name") or tool_call.get("name") or "")[:200],
+        "session_id": str(meta.get("session_id") or session.get("id") or "")[:200],
+        "turn": turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
+        "framework": str(meta.get("framework") or agent_info.get("framework") or "")[:64],
+    }
+
+
+def escalation_create(
+    *, actor: Any, request: Any, meta: Any, now: datetime | None = None
+) -> tuple[Escalation, bool]:
+    """Store an agent's approval request; the same context_identity returns the first one."""
+    if not is_agent(actor):
+        raise DecisionForbidden("Only an agent token may open an escalation.")
+    fields = {**validate_request(request), **validate_meta(meta)}
+    if fields:
+        raise InvalidInput("The escalation is invalid.", fields)
+    meta = meta or {}
+    agent: Agent = actor.agent
+    identity = request["context_identity"]
+    if identity is not None:
+        existing = Escalation.objects.filter(agent=agent, context_identity=identity).first()
+        if existing is not None:
+            return existing, False
+    hook = _hook_for(agent, request, meta)
+    expires_in, required = _hook_settings(hook)
+    now = now or timezone.now()
+    try:
+        with transaction.atomic():
+            escalation = Escalation.objects.create(
+                agent=agent,
+                custom_agent_name=meta.get("custom_agent") or "",
+                hook=hook,
+                hook_key=hook.key if hook is not None else "",
+                context_identity=identity,
+                interception_point=request["interception_point"],
+                revision=meta.get("revision"),
+                verdict_reason=str(request["verdict"].get("reason") or "")[:200],
+                verdict_message=str(request["verdict"].get("message") or ""),
+                approvals_required=required,
+                expires_at=now + timedelta(seconds=expires_in),
+                transcript=meta.get("transcript") or "",
+                tool_schema=meta.get("tool_schema"),
+                **_facts(request, meta),
+            )
+            what = escalation.tool_name or escalation.interception_point
+            governance_event_record(
+                actor=actor,
+                action="escalation.created",
+                summary=f"{agent.slug} asked reviewers to approve {what}"
+                + (f" (hook {escalation.hook_key})" if escalation.hook_key else ""),
+                agent=agent,
+                target=escalation,
+                after={
+                    "status": escalation.status,
+                    "tool_name": escalation.tool_name,
+                    "hook": escalation.hook_key,
+                    "approvals_required": required,
+                    "expires_at": escalation.expires_at.isoformat(),
+                },
+            )
+            live.on_commit_changed(escalation.pk, "created")
+            schedule_webhook(escalation, "escalation.created")
+    except IntegrityError:
+        # A concurrent retry with the same identity won the insert.
+        existing = Escalation.objects.filter(agent=agent, context_identity=identity).first()
+        if existing is None:
+            raise
+        return existing, False
+    return escalation, True
+
+
+def _check_decider(escalation: Escalation, actor: Any) -> None:
+    if is_agent(actor):
+        raise DecisionForbidden("Agents never decide escalations, not even their own.")
+    if not reviewer_may_decide(actor, escalation.agent_id):
+        raise DecisionForbidden("You may not decide escalations of this agent.")
+
+
+def _checked_arguments(escalation: Escalation, args: Any) -> dict[str, Any]:
+    if escalation.interception_point != "pre_tool_call":
+        raise InvalidInput(
+            "Only a tool call's arguments can be edited.",
+            {pointer("args"): ["This escalation is not a pre_tool_call."]},
+        )
+    fields = validate_arguments(args, escalation.tool_schema)
+    if fields:
+        raise InvalidInput("The edited arguments are invalid.", fields)
+    return dict(args)
+
+
+def _conflict_if_closed(escalation: Escalation, now: datetime) -> None:
+    if escalation.status != EscalationStatus.PENDING:
+        raise DecisionConflict(f"The escalation is already {escalation.status}.")
+    if escalation.expires_at <= now:
+        raise DecisionConflict("The escalation expired; no decision is accepted after expiry.")
+
+
+@transaction.atomic
+def escalation_decide(
+    *,
+    escalation: Escalation,
+    actor: Any,
+    outcome: str,
+    reason: str = "",
+    args: Any = None,
+    now: datetime | None = None,
+) -> DecisionResult:
+    """One reviewer's vote. A rejection vetoes; the approvalsRequired-th approval approves."""
+    _check_decider(escalation, actor)
+    reason = (reason or "").strip()
+    if outcome not in VoteOutcome.values:
+        raise InvalidInput("The decision is invalid.", {"/outcome": ["Must be approve or reject."]})
+    if outcome == VoteOutcome.REJECT and not reason:
+        raise InvalidInput("A rejection needs a reason.", {"/reason": ["A reason is required."]})
+    if outcome == VoteOutcome.REJECT and args is not None:
+        raise InvalidInput("Only an approval carries arguments.", {"/args": ["Not on reject."]})
+    now = now or timezone.now()
+    locked = (
+        Escalation.objects.select_for_update(of=("self",))
+        .select_related("agent")
+        .get(pk=escalation.pk)
+    )
+    _conflict_if_closed(locked, now)
+    if EscalationVote.objects.filter(escalation=locked, reviewer_id=actor.pk).exists():
+        raise DecisionConflict("You already voted on this escalation.")
+    approvals = locked.votes.filter(outcome=VoteOutcome.APPROVE).count()
+    current = locked.approved_arguments if locked.arguments_edited else locked.arguments
+    proposal: dict[str, Any] | None = None
+    if args is not None:
+        proposal = _checked_arguments(locked, args)
+        if approvals and proposal != current:
+            raise DecisionConflict(
+                "Other reviewers approved different arguments; approve those or reject."
+            )
+    edited = proposal is not None and proposal != locked.arguments
+    vote = EscalationVote.objects.create(
+        escalation=locked,
+        reviewer=actor,
+        reviewer_label=actor_label(actor),
+        outcome=outcome,
+        reason=reason,
+        arguments_edited=edited or (locked.arguments_edited and outcome == VoteOutcome.APPROVE),
+    )
+    final = outcome == VoteOutcome.REJECT or approvals + 1 >= locked.approvals_required
+    changes: dict[str, Any] = {}
+    if outcome == VoteOutcome.APPROVE and proposal is not None and not approvals:
+        changes = {"arguments_edited": edited, "approved_arguments": proposal if edited else None}
+    if final:
+        status = (
+            EscalationStatus.REJECTED
+            if outcome == VoteOutcome.REJECT
+            else EscalationStatus.APPROVED
+        )
+        changes.update(
+            status=status,
+            decided_by=actor_user(actor),
+            decided_by_label=actor_label(actor),
+            decided_at=now,
+            decision_reason=reason,
+        )
+    if changes:
+        claimed = Escalation.objects.filter(
+            pk=locked.pk, status=EscalationStatus.PENDING, expires_at__gt=now
+        ).update(**changes)
+        if claimed == 0:
+            raise DecisionConflict("Someone else decided this escalation first.")
+    locked.refresh_from_db()
+    _record_vote(locked, vote, actor, approvals + 1, final)
+    live.on_commit_changed(locked.pk, "decided" if final else "updated")
+    if final:
+        schedule_webhook(locked, f"escalation.{locked.status}")
+    return DecisionResult(escalation=locked, vote=vote, final=final)
+
+
+def _record_vote(
+    escalation: Escalation, vote: EscalationVote, actor: Any, approvals: int, final: bool
+) -> None:
+    what = escalation.tool_name or escalation.interception_point
+    tally = f"{approvals}/{escalation.approvals_required}"
+    if vote.outcome == VoteOutcome.REJECT:
+        summary = f"{actor_label(actor)} rejected {what} for {escalation.agent.slug}"
+    else:
+        summary = f"{actor_label(actor)} approved {what} for {escalation.agent.slug} ({tally})"
+    if vote.arguments_edited:
+        summary += ", arguments edited"
+    governance_event_record(
+        actor=actor,
+        action=f"escalation.{escalation.status}" if final else "escalation.voted",
+        summary=summary,
+        agent=escalation.agent,
+        target=escalation,
+        before={"status": EscalationStatus.PENDING.value},
+        after={
+            "status": escalation.status,
+            "vote": vote.outcome,
+            "approvals": approvals if vote.outcome == VoteOutcome.APPROVE else None,
+            "approvals_required": escalation.approvals_required,
+            # That a transform happened, never its value.
+            "arguments_edited": vote.arguments_edited,
+        },
+    )
+
+
+def _expire_batch(now: datetime) -> int:
+    with transaction.atomic():
+        ids = list(
+            Escalation.objects.select_for_update(skip_locked=True)
+            .filter(status=EscalationStatus.PENDING, expires_at__lte=now)
+            .order_by("expires_at")
+            .values_list("pk", flat=True)[:BATCH]
+        )
+        if not ids:
+            return 0
+        Escalation.objects.filter(
+            pk__in=ids, status=EscalationStatus.PENDING, expires_at__lte=now
+        ).update(
+            status=EscalationStatus.EXPIRED,
+            decided_at=F("expires_at"),
+            decision_reason=REASON_EXPIRED,
+        )
+        for escalation in Escalation.objects.filter(pk__in=ids).select_related("agent"):
+            governance_event_record(
+                actor=None,
+                action="escalation.expired",
+                summary=f"{escalation.tool_name or escalation.interception_point} for "
+                f"{escalation.agent.slug} expired undecided",
+                agent=escalation.agent,
+                target=escalation,
+                before={"status": EscalationStatus.PENDING.value},
+                after={"status": EscalationStatus.EXPIRED.value},
+            )
+            live.on_commit_changed(escalation.pk, "decided")
+            schedule_webhook(escalation, "escalation.expired")
+        return len(ids)
+
+
+def escalation_expire_overdue(*, now: datetime | None = None) -> int:
+    """Mark every pending escalation past expires_at expired (the periodic sweep)."""
+    now = now or timezone.now()
+    total = 0
+    for _ in range(100):  # bounded: 100 batches per sweep, the next sweep takes the rest
+        expired = _expire_batch(now)
+        total += expired
+        if expired < BATCH:
+            break
+    return total
+
+
+@transaction.atomic
+def escalation_cancel(*, escalation: Escalation, actor: Any, reason: str) -> Escalation:
+    """An admin withdraws a pending escalation; the agent gets a deny."""
+    if not is_admin(actor):
+        raise DecisionForbidden("Only admins may cancel escalations.")
+    now = timezone.now()
+    claimed = Escalation.objects.filter(pk=escalation.pk, status=EscalationStatus.PENDING).update(
+        status=EscalationStatus.CANCELLED,
+        decided_by=actor_user(actor),
+        decided_by_label=actor_label(actor),
+        decided_at=now,
+        decision_reason=reason.strip(),
+    )
+    if claimed == 0:
+        raise DecisionConflict("Only a pending escalation can be cancelled.")
+    escalation.refresh_from_db()
+    governance_event_record(
+        actor=actor,
+        action="escalation.cancelled",
+        summary=f"{actor_label(actor)} cancelled the escalation of "
+        f"{escalation.tool_name or escalation.interception_point}",
+        agent=escalation.agent,
+        target=escalation,
+        before={"status": EscalationStatus.PENDING.value},
+        after={"status": EscalationStatus.CANCELLED.value},
+    )
+    live.on_commit_changed(escalation.pk, "decided")
+    return escalation
+
+
+PAYLOAD_CLEARED: dict[str, Any] = {
+    "context": None,
+    "arguments": None,
+    "verdict_message": "",
+    "transcript": "",
+    "tool_schema": None,
+    "approved_arguments": None,
+}
+
+
+def _purge_batch(cutoff: datetime, now: datetime) -> int:
+    with transaction.atomic():
+        ids = list(
+            Escalation.objects.select_for_update(skip_locked=True)
+            .filter(payload_purged_at__isnull=True, decided_at__lte=cutoff)
+            .exclude(status=EscalationStatus.PENDING)
+            .values_list("pk", flat=True)[:BATCH]
+        )
+        if not ids:
+            return 0
+        Escalation.objects.filter(pk__in=ids).update(**PAYLOAD_CLEARED, payload_purged_at=now)
+        for escalation in Escalation.objects.filter(pk__in=ids).select_related("agent"):
+            governance_event_record(
+                actor=None,
+                action="escalation.payload_purged",
+                summary=f"Purged the payload of a {escalation.status} escalation of "
+                f"{escalation.tool_name or escalation.interception_point} "
+                f"({settings.CONSOLE_ESCALATION_PURGE_DAYS} days after the decision)",
+                agent=escalation.agent,
+                target=escalation,
+            )
+        return len(ids)
+
+
+def escalation_purge_payloads(*, now: datetime | None = None) -> int:
+    """Drop context, arguments and transcript of escalations decided long enough ago."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=settings.CONSOLE_ESCALATION_PURGE_DAYS)
+    total = 0
+    for _ in range(100):
+        purged = _purge_batch(cutoff, now)
+        total += purged
+        if purged < BATCH:
+            break
+    return total
+
+
+@transaction.atomic
+def reviewer_scope_set(*, actor: Any, user: Any, agents: list[Agent]) -> list[ReviewerScope]:
+    """Restrict `user` to `agents` (an empty list lifts the restriction)."""
+    if actor is not None and not is_admin(actor):
+        raise DecisionForbidden("Only admins may restrict reviewers.")
+    before = sorted(ReviewerScope.objects.filter(user=user).values_list("agent__slug", flat=True))
+    ReviewerScope.objects.filter(user=user).delete()
+    scopes = [ReviewerScope.objects.create(user=user, agent=agent) for agent in agents]
+    governance_event_record(
+        actor=actor,
+        action="reviewer.scope_set",
+        summary=f"Reviewer {user.username} restricted to "
+        + (", ".join(sorted(a.slug for a in agents)) or "all agents"),
+        target=user,
+        before={"agents": before},
+        after={"agents": sorted(a.slug for a in agents)},
+    )
+    return scopes

@@ -1,0 +1,164 @@
+"""Reviewer pages: the live inbox (/approvals/), decisions from it, bulk decisions, history.
+
+Decisions call the same service as the API. htmx requests get the re-rendered row (or
+nothing, which removes it) plus an out-of-band flash; plain form posts redirect back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from approvals import services
+from approvals.forms import HistoryFilterForm, parse_args_text
+from approvals.selectors import (
+    agents_decidable_by,
+    get_escalation_for_user,
+    history_for,
+    pending_count,
+    pending_for,
+    pending_row,
+)
+from approvals.validation import InvalidInput
+from console.roles import is_reviewer
+
+HISTORY_PAGE_SIZE = 50
+BULK_MAX = 200
+
+
+def _require_reviewer(request: HttpRequest) -> None:
+    if not is_reviewer(request.user):
+        raise PermissionDenied("Only reviewers may open the approvals inbox.")
+
+
+@login_required
+@require_GET
+def inbox(request: HttpRequest) -> HttpResponse:
+    _require_reviewer(request)
+    escalations = list(pending_for(request.user))
+    return render(
+        request,
+        "approvals/inbox.html",
+        {"escalations": escalations, "pending_total": len(escalations), "tab": "pending"},
+    )
+
+
+@login_required
+@require_GET
+def history(request: HttpRequest) -> HttpResponse:
+    _require_reviewer(request)
+    form = HistoryFilterForm(request.GET or None)
+    filters = form.filters() if request.GET else HistoryFilterForm().filters()
+    page = Paginator(history_for(request.user, filters), HISTORY_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form if request.GET else HistoryFilterForm(),
+        "page": page,
+        "query": query.urlencode(),
+        "agents": agents_decidable_by(request.user).values_list("slug", flat=True),
+        "tab": "history",
+        "pending_total": pending_count(request.user),
+    }
+    return render(request, "approvals/history.html", context)
+
+
+def _flash(level: str, text: str) -> str:
+    return render_to_string("approvals/frames.html#flash", {"level": level, "text": text})
+
+
+def _row_or_nothing(request: HttpRequest, pk: UUID, extra: dict[str, Any]) -> str:
+    escalation = pending_row(request.user, pk)
+    if escalation is None:
+        return ""
+    context = {"escalation": escalation, "now": timezone.now(), **extra}
+    return render_to_string("approvals/inbox.html#row", context, request=request)
+
+
+def _answer(request: HttpRequest, pk: UUID, level: str, text: str, **extra: Any) -> HttpResponse:
+    if not request.htmx:  # type: ignore[attr-defined]
+        getattr(messages, level)(request, text)
+        return redirect("approvals:inbox")
+    return HttpResponse(_flash(level, text) + _row_or_nothing(request, pk, extra))
+
+
+@login_required
+@require_POST
+def decide(request: HttpRequest, pk: UUID) -> HttpResponse:
+    _require_reviewer(request)
+    escalation = get_escalation_for_user(request.user, pk, write=True)
+    outcome = request.POST.get("outcome", "")
+    reason = request.POST.get("reason", "")
+    args, errors = parse_args_text(request.POST.get("args"))
+    if not errors:
+        try:
+            result = services.escalation_decide(
+                escalation=escalation, actor=request.user, outcome=outcome, reason=reason, args=args
+            )
+        except InvalidInput as exc:
+            errors = exc.fields
+        except services.DecisionConflict as exc:
+            return _answer(request, pk, "error", str(exc))
+        except services.DecisionForbidden as exc:
+            raise PermissionDenied(str(exc)) from None
+    if errors:
+        text = "; ".join(f"{at or 'body'}: {' '.join(msgs)}" for at, msgs in errors.items())
+        typed = {"reason": reason, "args_text": request.POST.get("args")}
+        return _answer(request, pk, "error", text, errors=errors, typed=typed)
+    what = escalation.tool_name or escalation.interception_point
+    done = result.escalation
+    if result.final:
+        edited = " with edited arguments" if done.arguments_edited else ""
+        return _answer(request, pk, "success", f"{what}: {done.status}{edited}.")
+    tally = f"{done.votes.filter(outcome='approve').count()}/{done.approvals_required}"
+    return _answer(request, pk, "success", f"{what}: your approval counted ({tally}).")
+
+
+@login_required
+@require_POST
+def bulk_decide(request: HttpRequest) -> HttpResponse:
+    _require_reviewer(request)
+    outcome = request.POST.get("outcome", "")
+    reason = request.POST.get("reason", "").strip()
+    ids = request.POST.getlist("ids")[:BULK_MAX]
+    done, refused = 0, []
+    if outcome == "reject" and not reason:
+        refused.append("Rejecting needs a reason.")
+    elif not ids:
+        refused.append("Select at least one escalation.")
+    else:
+        for raw in ids:
+            try:
+                escalation = get_escalation_for_user(request.user, raw, write=True)
+                services.escalation_decide(
+                    escalation=escalation, actor=request.user, outcome=outcome, reason=reason
+                )
+                done += 1
+            except (InvalidInput, services.DecisionConflict, services.DecisionForbidden) as exc:
+                refused.append(str(exc))
+            except Http404:
+                refused.append("An escalation is not visible to you.")
+    verb = "approved" if outcome == "approve" else "rejected"
+    text = f"{done} {verb}." + (f" {len(refused)} refused: {refused[0]}" if refused else "")
+    level = "success" if done and not refused else "warning" if done else "error"
+    if not request.htmx:  # type: ignore[attr-defined]
+        getattr(messages, level)(request, text)
+        return redirect("approvals:inbox")
+    rows = render_to_string(
+        "approvals/frames.html#rows",
+        {"escalations": list(pending_for(request.user)), "now": timezone.now()},
+        request=request,
+    )
+    return HttpResponse(_flash(level, text) + rows)
