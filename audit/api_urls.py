@@ -1,3 +1,8 @@
-from typing import Any
+from django.urls import path
 
-urlpatterns: list[Any] = []
+from audit import api
+
+urlpatterns = [
+    path("v1/records", api.RecordsApi.as_view(), name="api-records"),
+    path("v1/records/export", api.RecordsExportApi.as_view(), name="api-records-export"),
+]

@@ -1,10 +1,32 @@
-"""Writes of the audit app. Callers run inside their own transaction."""
+"""Writes of the audit app: governance events, record ingest, retention, export events.
+
+`governance_event_record` runs inside the caller's transaction. `records_ingest` is the
+ingest fast path (one multi-row INSERT … ON CONFLICT DO NOTHING on PostgreSQL).
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
-from audit.models import GovernanceEvent
+import psycopg
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection, transaction
+from django.utils import timezone
+
+from agents.models import Agent
+from audit.chain import chain_schedule_seal
+from audit.ingest import RecordRow
+from audit.models import (
+    ChainHead,
+    GovernanceEvent,
+    InterceptionRecord,
+    RecordSeal,
+    RecordSealPending,
+)
 from console.auth import actor_label, actor_user
 
 
@@ -29,4 +51,224 @@ def governance_event_record(
         summary=summary[:500],
         before=before,
         after=after,
+    )
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    accepted: int
+    duplicates: int
+
+
+class RecordStoreUnavailable(Exception):
+    """The database could not store the batch (down, locked, overloaded): nothing stored."""
+
+
+# Columns written by the PostgreSQL fast path, in unnest() order, with their array types.
+_PG_BATCH_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("custom_agent", "text"),
+    ("session_id", "text"),
+    ("sequence", "bigint"),
+    ("interception_point", "text"),
+    ("mode", "text"),
+    ("decision", "text"),
+    ("outcome", "text"),
+    ("reason", "text"),
+    ("resolved_by", "text"),
+    ("decided_by", "integer"),
+    ("decided_hook", "text"),
+    ("fold_truncated", "boolean"),
+    ("input_identity", "text"),
+    ("enforced_identity", "text"),
+    ("timestamp", "timestamptz"),
+    ("hook_ids", "text"),
+    ("tool_name", "text"),
+    ("framework", "text"),
+    ("revision", "text"),
+    ("raw", "text"),
+)
+_PG_CASTS = {"hook_ids": "b.hook_ids::text[]", "raw": "b.raw::jsonb"}
+
+
+def _pg_insert_sql() -> str:
+    """One statement: insert the batch from column arrays, skip duplicates, and queue the
+    stored ids for sealing. Params: the column arrays, then agent, now, agent, now."""
+    arrays = ", ".join(f"%s::{kind}[]" for _name, kind in _PG_BATCH_COLUMNS)
+    names = ", ".join(name for name, _kind in _PG_BATCH_COLUMNS)
+    selects = ", ".join(_PG_CASTS.get(name, f"b.{name}") for name, _kind in _PG_BATCH_COLUMNS)
+    return (
+        f"WITH b({names}) AS (SELECT * FROM unnest({arrays})), "  # noqa: S608 - fixed names
+        f"ins AS (INSERT INTO audit_interceptionrecord (agent_id, received_at, {names}) "
+        f"SELECT %s, %s, {selects} FROM b "
+        "ON CONFLICT (session_id, sequence, agent_id) DO NOTHING RETURNING id) "
+        "INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
+        "SELECT %s, jsonb_agg(id ORDER BY id), %s FROM ins HAVING count(*) > 0 "
+        "RETURNING jsonb_array_length(record_ids)"
+    )
+
+
+_PG_INSERT_SQL = _pg_insert_sql()
+
+
+def _pg_array_literal(items: list[str]) -> str:
+    quoted = ('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"' for item in items)
+    return "{" + ",".join(quoted) + "}"
+
+
+def _pg_arrays(rows: list[RecordRow], now: dt.datetime) -> list[list[Any]]:
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    names = [name for name, _kind in _PG_BATCH_COLUMNS]
+    columns: list[list[Any]] = [[] for _ in names]
+    for row in rows:
+        for index, name in enumerate(names):
+            value = getattr(row, name)
+            if name == "hook_ids":
+                value = _pg_array_literal(value)
+            elif name == "raw":
+                value = dumps(value)
+            elif name == "timestamp" and value is None:
+                value = now
+            columns[index].append(value)
+    return columns
+
+
+def _store_postgresql(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('lock_timeout', %s, true), "
+            "set_config('statement_timeout', %s, true)",
+            [
+                str(settings.CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS),
+                str(settings.CONSOLE_RECORD_INGEST_STATEMENT_TIMEOUT_MS),
+            ],
+        )
+    raw_connection = connection.connection
+    assert raw_connection is not None
+    # A server-side-binding cursor: the column arrays travel as binary parameters.
+    with psycopg.Cursor(raw_connection) as cursor:
+        cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(rows, now), agent.pk, now, agent.pk, now])
+        found = cursor.fetchone()
+    return int(found[0]) if found else 0
+
+
+def _store_portable(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
+    sessions = {row.session_id for row in rows}
+    existing = set(
+        InterceptionRecord.objects.filter(agent=agent, session_id__in=sessions).values_list(
+            "session_id", "sequence"
+        )
+    )
+    fresh = [row for row in rows if row.key not in existing]
+    if not fresh:
+        return 0
+    created = InterceptionRecord.objects.bulk_create(
+        [
+            InterceptionRecord(
+                agent=agent,
+                received_at=now,
+                **{
+                    **{f: getattr(row, f) for f in RecordRow.__dataclass_fields__},
+                    "timestamp": row.timestamp or now,
+                },
+            )
+            for row in fresh
+        ]
+    )
+    RecordSealPending.objects.create(
+        agent=agent, record_ids=sorted(obj.pk for obj in created), created_at=now
+    )
+    return len(created)
+
+
+def records_ingest(*, actor: Any, agent: Agent, rows: list[RecordRow]) -> IngestResult:
+    """Store a validated batch for `agent` (always the token's agent, never the body's),
+    all or nothing; duplicates of (agent, session_id, sequence) are counted, not stored.
+    Returns after commit. Sealing is scheduled on commit. Raises RecordStoreUnavailable
+    when the database can't take the batch (the caller answers 503)."""
+    unique: dict[tuple[str, int], RecordRow] = {}
+    for row in rows:
+        unique.setdefault(row.key, row)
+    batch = list(unique.values())
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                accepted = _store_postgresql(agent, batch, now)
+            else:
+                accepted = _store_portable(agent, batch, now)
+            if accepted:
+                transaction.on_commit(lambda: chain_schedule_seal(agent.pk), robust=True)
+    except (OperationalError, InterfaceError, psycopg.OperationalError) as exc:
+        raise RecordStoreUnavailable(str(exc).strip().splitlines()[0][:200]) from exc
+    return IngestResult(accepted=accepted, duplicates=len(rows) - accepted)
+
+
+PURGE_BATCH = 5000
+PURGE_BATCHES_PER_RUN = 100
+
+
+def _delete_by_ids(model: Any, column: str, ids: list[int]) -> None:
+    table = connection.ops.quote_name(model._meta.db_table)
+    marks = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", ids)  # noqa: S608
+
+
+@transaction.atomic
+def _purge_agent(*, actor: Any, agent: Agent, before: dt.datetime, batch_size: int) -> int:
+    head = ChainHead.objects.select_for_update().get(agent=agent)
+    purged = 0
+    for _ in range(PURGE_BATCHES_PER_RUN):
+        seals = list(
+            RecordSeal.objects.filter(agent=agent, chain_seq__gt=head.base_seq)
+            .order_by("chain_seq")
+            .values("record_id", "chain_seq", "chain_hash", "record__timestamp")[:batch_size]
+        )
+        # Only a prefix of the chain goes, so what remains still verifies from base_*.
+        prefix = list(takewhile(lambda seal: seal["record__timestamp"] < before, seals))
+        if not prefix:
+            break
+        ids = [seal["record_id"] for seal in prefix]
+        _delete_by_ids(RecordSeal, "record_id", ids)
+        _delete_by_ids(InterceptionRecord, "id", ids)
+        head.base_seq, head.base_hash = prefix[-1]["chain_seq"], prefix[-1]["chain_hash"]
+        purged += len(prefix)
+        if len(prefix) < len(seals) or len(seals) < batch_size:
+            break
+    if purged:
+        head.purged += purged
+        head.save(update_fields=["base_seq", "base_hash", "purged", "updated_at"])
+        governance_event_record(
+            actor=actor,
+            action="records.purged",
+            summary=f"Purged {purged} records of {agent.slug} older than {before:%Y-%m-%d %H:%M} UTC",
+            agent=agent,
+            after={
+                "before": before.isoformat(),
+                "purged": purged,
+                "chain_base_seq": head.base_seq,
+                "chain_base_hash": head.base_hash,
+            },
+        )
+    return purged
+
+
+def records_purge(*, actor: Any, before: dt.datetime, batch_size: int = PURGE_BATCH) -> int:
+    """Delete sealed records with timestamp < `before`, oldest chain positions first, and
+    move each agent's chain checkpoint past them. Unsealed records wait for their seal; a
+    record stays while an older-positioned one in its chain is still kept."""
+    total = 0
+    for agent in Agent.objects.filter(pk__in=ChainHead.objects.values("agent_id")):
+        total += _purge_agent(actor=actor, agent=agent, before=before, batch_size=batch_size)
+    return total
+
+
+@transaction.atomic
+def records_export_record(*, actor: Any, filters: dict[str, str], fmt: str, summary: str) -> None:
+    """The governance event of one export (written before the stream starts)."""
+    governance_event_record(
+        actor=actor,
+        action="records.exported",
+        summary=f"Exported records as {fmt}: {summary}",
+        after={"filter": filters, "format": fmt},
     )

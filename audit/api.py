@@ -1,0 +1,185 @@
+"""Record API (DESIGN §4): ingest for agent tokens, search and export for auditors.
+
+POST /api/v1/records          agent token → 202 {"accepted", "duplicates"}
+GET  /api/v1/records          auditor/admin → {"results": [...], "next": url|null}
+GET  /api/v1/records/export   auditor/admin → streamed CSV or JSON Lines
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+import psycopg
+from django.core.handlers.asgi import ASGIRequest
+from django.db import InterfaceError, OperationalError, connection
+from django.http import HttpResponseBase, StreamingHttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from audit import export, services
+from audit.ingest import BatchInvalid, batch_rows, body_needs_string_check
+from audit.selectors import (
+    RECORD_FILTERS,
+    FilterError,
+    clean_filters,
+    describe_filters,
+    parse_limit,
+    records_filter,
+    records_page,
+)
+from console.api import ApiError
+from console.auth import IsAgent, IsAuditor
+
+RETRY_AFTER_SECONDS = 5
+FILTER_PARAMS = [OpenApiParameter(name, str) for name in RECORD_FILTERS]
+
+
+class _FormatBlindNegotiation(DefaultContentNegotiation):
+    """`?format=` names the export format here, not a DRF renderer."""
+
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
+        return renderers[0], renderers[0].media_type
+
+
+def _reject_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _bad_filter(exc: FilterError) -> ApiError:
+    return ApiError(
+        f"Bad filter {exc.name!r}: {exc.message}", fields={f"/{exc.name}": [exc.message]}
+    )
+
+
+def _filtered(request: Request, extra: tuple[str, ...]) -> Any:
+    unknown = sorted(set(request.query_params) - set(RECORD_FILTERS) - set(extra))
+    if unknown:
+        allowed = ", ".join((*RECORD_FILTERS, *extra))
+        raise ApiError(
+            f"Unknown filter {unknown[0]!r}; use: {allowed}.",
+            fields={f"/{name}": ["Unknown filter."] for name in unknown},
+        )
+    try:
+        return records_filter(request.query_params, user=request.user)
+    except FilterError as exc:
+        raise _bad_filter(exc) from None
+
+
+class _RecordsView(APIView):
+    content_negotiation_class = _FormatBlindNegotiation
+
+    def handle_exception(self, exc: Exception) -> Response:
+        # Includes failures inside token authentication: no 2xx, no 500, for a down DB.
+        if isinstance(
+            exc,
+            OperationalError
+            | InterfaceError
+            | psycopg.OperationalError
+            | services.RecordStoreUnavailable,
+        ):
+            exc = ApiError(
+                "The record store is unavailable right now; nothing was stored. Retry later.",
+                code="unavailable",
+                status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
+        return super().handle_exception(exc)
+
+
+class RecordsApi(_RecordsView):
+    def get_permissions(self) -> list[Any]:
+        return [IsAgent()] if self.request.method == "POST" else [IsAuditor()]
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={202: OpenApiTypes.OBJECT},
+        description="A JSON array (1-1000) of {record, meta}; all stored or none.",
+    )
+    def post(self, request: Request) -> Response:
+        if not (request.content_type or "").startswith("application/json"):
+            raise ApiError(
+                "Send the batch as application/json.",
+                code="unsupported_media_type",
+                status_code=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            )
+        raw: bytes = request.body
+        try:
+            body = json.loads(raw, parse_constant=_reject_json_constant)
+        except ValueError as exc:
+            raise ApiError(f"Malformed JSON: {exc}", code="malformed") from None
+        try:
+            rows = batch_rows(body, check_strings=body_needs_string_check(raw))
+        except BatchInvalid as exc:
+            raise ApiError(exc.message, fields=exc.fields) from None
+        agent = request.user.agent  # type: ignore[union-attr]
+        result = services.records_ingest(actor=request.user, agent=agent, rows=rows)
+        return Response(
+            {"accepted": result.accepted, "duplicates": result.duplicates},
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+    @extend_schema(
+        parameters=[
+            *FILTER_PARAMS,
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("limit", int),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request) -> Response:
+        qs = _filtered(request, ("cursor", "limit"))
+        try:
+            limit = parse_limit(request.query_params.get("limit"))
+            page = records_page(qs, request.query_params.get("cursor"), limit)
+        except FilterError as exc:
+            raise _bad_filter(exc) from None
+        next_url = None
+        if page.next_cursor:
+            query = {**clean_filters(request.query_params), "limit": limit}
+            query["cursor"] = page.next_cursor
+            next_url = request.build_absolute_uri(f"{request.path}?{urlencode(query)}")
+        results = [export.record_as_dict(record) for record in page.items]
+        return Response({"results": results, "next": next_url})
+
+
+class RecordsExportApi(_RecordsView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(
+        parameters=[*FILTER_PARAMS, OpenApiParameter("format", str, enum=list(export.FORMATS))],
+        responses={200: OpenApiTypes.BINARY},
+    )
+    def get(self, request: Request) -> HttpResponseBase:
+        fmt = request.query_params.get("format") or "csv"
+        if fmt not in export.FORMATS:
+            message = f"{fmt!r} is not one of: {', '.join(export.FORMATS)}."
+            raise ApiError(f"Bad filter 'format': {message}", fields={"/format": [message]})
+        qs = _filtered(request, ("format",))
+        filters = clean_filters(request.query_params)
+        described = describe_filters(request.query_params)
+        services.records_export_record(
+            actor=request.user, filters=filters, fmt=fmt, summary=described
+        )
+        now = timezone.now()
+        header = export.header_line(fmt, filters=filters, described=described, at=now)
+        content: Any
+        if connection.vendor != "postgresql":
+            content = export.stream_python(qs, fmt, header)
+        elif isinstance(request._request, ASGIRequest):
+            content = export.astream_copy(export.copy_statement_for_async(qs, fmt), fmt, header)
+        else:
+            content = export.stream_copy(qs, fmt, header)
+        media = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"
+        response = StreamingHttpResponse(content, content_type=media)
+        response["Content-Disposition"] = (
+            f'attachment; filename="records-{now:%Y%m%dT%H%M%SZ}.{fmt}"'
+        )
+        return response

@@ -1,0 +1,400 @@
+"""Record ingest, the pure part: validate a posted batch and derive the stored columns.
+
+Each item is `{"record": <InterceptionRecord wire>, "meta": {...}}`. `record` must pass the
+SDK's own `interception-record.schema.json` (loaded from the installed `agent_hooks`
+package, Draft 2020-12, its `$ref`s resolved through a `referencing` registry) together
+with `CONSOLE_RECORD_RULES`: the console's payload-free tightening of the record verdict
+(the SDK schema leaves `verdict` open; the console needs `verdict.decision` and refuses
+members the SDK's payload-free projection never produces, and messages longer than the
+256 bytes it truncates to). `meta` takes only `custom_agent`, `tool_name`, `framework`,
+`revision`.
+
+Validation speed: `jsonschema` (the reference, also the error reporter) takes ~200 µs per
+record; when `jsonschema_rs` is importable the same combined schema is compiled with it
+too and used to accept valid records (~1 µs). A record it rejects is re-checked by
+`jsonschema`, whose verdict stands and whose error names the field, so the accelerator
+can never refuse a record the reference accepts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import agent_hooks
+import jsonschema
+import referencing
+from referencing.jsonschema import DRAFT202012
+
+from audit.models import Outcome
+
+MAX_BATCH = 1000
+SCHEMA_DIR = Path(agent_hooks.__file__).parent / "schema"
+RECORD_SCHEMA_FILE = "interception-record.schema.json"
+META_KEYS: dict[str, int] = {"custom_agent": 64, "tool_name": 200, "framework": 64, "revision": 64}
+ITEM_KEYS = frozenset({"record", "meta"})
+BIGINT_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+# Reasons the console's resolver (console_client.resolver) puts on a rejecting verdict.
+REJECTED_REASONS = frozenset({"reviewer_rejected", "approval_cancelled"})
+EXPIRED_REASONS = frozenset({"approval_expired"})
+
+_NULLABLE_STR = {"type": ["string", "null"]}
+_MESSAGE = {"type": ["string", "null"], "maxLength": 256}
+CONSOLE_RECORD_RULES: dict[str, Any] = {
+    "$id": "urn:console:record-rules",
+    "type": "object",
+    "properties": {
+        "session_id": {"maxLength": 200},
+        "sequence": {"minimum": -(2**63), "maximum": BIGINT_MAX},
+        "input_identity": {"maxLength": 200},
+        "enforced_identity": {"maxLength": 200},
+        "timestamp": {"maxLength": 64},
+        "decided_by": {"maximum": INT_MAX},
+        "verdict": {
+            "type": "object",
+            "required": ["decision"],
+            "additionalProperties": False,
+            "properties": {
+                "decision": {"enum": ["allow", "deny", "transform"]},
+                "reason": {"type": ["string", "null"], "maxLength": 1000},
+                "message": _MESSAGE,
+                "warnings": {
+                    "type": ["array", "null"],
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "reason": {"type": ["string", "null"], "maxLength": 1000},
+                            "message": _MESSAGE,
+                        },
+                    },
+                },
+                "approval": {"type": "object"},
+                "transform": {"type": "object"},
+                "evidence": {"type": "object"},
+                "result_labels": {"type": ["array", "null"], "items": {"type": "string"}},
+            },
+        },
+        "verdicts": {
+            "items": {
+                "properties": {"name": {"maxLength": 128}, "reason": _NULLABLE_STR},
+            }
+        },
+    },
+}
+
+
+class BatchInvalid(Exception):
+    """The batch is refused; `fields` maps JSON pointers (`/3/record/verdict`) to messages."""
+
+    def __init__(self, message: str, fields: dict[str, list[str]]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRow:
+    """The stored columns of one record (agent and received_at are added by the caller)."""
+
+    custom_agent: str
+    session_id: str
+    sequence: int
+    interception_point: str
+    mode: str
+    decision: str
+    outcome: str
+    reason: str
+    resolved_by: str
+    decided_by: int | None
+    decided_hook: str
+    fold_truncated: bool | None
+    input_identity: str
+    enforced_identity: str
+    timestamp: dt.datetime | None
+    hook_ids: list[str]
+    tool_name: str
+    framework: str
+    revision: str
+    raw: dict[str, Any]
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.session_id, self.sequence)
+
+
+def _pointer(parts: Any) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+@functools.cache
+def _schema_documents() -> dict[str, dict[str, Any]]:
+    documents: dict[str, dict[str, Any]] = {}
+    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        documents[path.name] = document
+    return documents
+
+
+@functools.cache
+def record_schema() -> dict[str, Any]:
+    """The SDK record schema AND the console rules, as one Draft 2020-12 schema."""
+    sdk_id = _schema_documents()[RECORD_SCHEMA_FILE]["$id"]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "allOf": [{"$ref": sdk_id}, {"$ref": CONSOLE_RECORD_RULES["$id"]}],
+    }
+
+
+@functools.cache
+def record_validator() -> jsonschema.Draft202012Validator:
+    """The reference validator, compiled once per process."""
+    resources = [
+        (doc["$id"], referencing.Resource.from_contents(doc, default_specification=DRAFT202012))
+        for doc in _schema_documents().values()
+    ]
+    resources.append(
+        (
+            CONSOLE_RECORD_RULES["$id"],
+            DRAFT202012.create_resource(CONSOLE_RECORD_RULES),
+        )
+    )
+    registry: referencing.Registry[Any] = referencing.Registry().with_resources(resources)
+    return jsonschema.Draft202012Validator(record_schema(), registry=registry)
+
+
+@functools.cache
+def record_fast_validator() -> Any:
+    """The same schema compiled by jsonschema_rs, or None when it isn't installed."""
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - the reference validator alone still works
+        return None
+    documents = [(doc["$id"], doc) for doc in _schema_documents().values()]
+    documents.append((CONSOLE_RECORD_RULES["$id"], CONSOLE_RECORD_RULES))
+    registry = jsonschema_rs.Registry(documents)
+    return jsonschema_rs.Draft202012Validator(record_schema(), registry=registry)
+
+
+def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    best = jsonschema.exceptions.best_match([error])
+    return best if best is not None else error
+
+
+def record_errors(record: Any) -> list[tuple[str, str]]:
+    """(pointer relative to the record, message) for each problem; [] when valid."""
+    fast = record_fast_validator()
+    if fast is not None and fast.is_valid(record):
+        return []
+    best = jsonschema.exceptions.best_match(record_validator().iter_errors(record))
+    if best is None:
+        return []
+    error = _deepest(best)
+    path = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set((error.schema or {}).get("properties", {}))
+        extra = sorted(key for key in error.instance if key not in allowed)
+        if extra:
+            return [(_pointer([*path, extra[0]]), f"{extra[0]!r} is not allowed here.")]
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [k for k in error.validator_value if k not in error.instance]
+        if missing:
+            return [(_pointer([*path, missing[0]]), f"{missing[0]!r} is required.")]
+    return [(_pointer(path), error.message)]
+
+
+def _bad_strings(value: Any, path: list[Any]) -> Iterator[tuple[list[Any], str]]:
+    """Strings PostgreSQL can't store: NUL characters and unpaired surrogates."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            yield path, "contains a NUL character."
+        else:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                yield path, "contains an unpaired UTF-16 surrogate."
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _bad_strings(key, [*path, key])
+            yield from _bad_strings(item, [*path, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _bad_strings(item, [*path, index])
+
+
+def body_needs_string_check(body: bytes) -> bool:
+    """NULs and lone surrogates can only arrive as \\u escapes; skip the walk without one."""
+    return b"\\u0000" in body or b"\\ud" in body or b"\\uD" in body
+
+
+def record_outcome(record: dict[str, Any]) -> str:
+    """What happened, in the order that decides it:
+
+    1. `verdict.reason` starts with `host_error:` → host_error (the host failed closed);
+    2. `resolved_by == "approval"` → approved (a reviewer lifted a liftable deny);
+    3. `resolved_by == "rejection"`, or a resolver reason: `approval_expired` → expired,
+       otherwise (`reviewer_rejected`, `approval_cancelled`, any other) → rejected;
+    4. by `verdict.decision`: deny → denied, transform → transformed,
+       allow with `verdict.warnings` → warned, allow → allowed.
+    In evaluate_only mode the same outcome is what the policy *would* have done.
+    """
+    verdict = record["verdict"]
+    reason = verdict.get("reason") or ""
+    resolved_by = record.get("resolved_by") or ""
+    if reason.startswith("host_error:"):
+        return Outcome.HOST_ERROR.value
+    if resolved_by == "approval":
+        return Outcome.APPROVED.value
+    if resolved_by == "rejection" or reason in REJECTED_REASONS or reason in EXPIRED_REASONS:
+        return (Outcome.EXPIRED if reason in EXPIRED_REASONS else Outcome.REJECTED).value
+    decision = verdict["decision"]
+    if decision == "deny":
+        return Outcome.DENIED.value
+    if decision == "transform":
+        return Outcome.TRANSFORMED.value
+    return (Outcome.WARNED if verdict.get("warnings") else Outcome.ALLOWED).value
+
+
+def _decided_hook(record: dict[str, Any], verdicts: list[dict[str, Any]], reason: str) -> str:
+    decided_by = record.get("decided_by")
+    for summary in verdicts:
+        if decided_by is not None and summary.get("index") == decided_by:
+            return str(summary.get("name") or "")
+        if decided_by is None and reason.startswith("host_error:"):
+            if str(summary.get("reason") or "").startswith("host_error:"):
+                return str(summary.get("name") or "")
+    return ""
+
+
+def _timestamp(raw: Any) -> dt.datetime | None | str:
+    """Parsed aware datetime, None when absent, or an error message."""
+    if raw is None:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(raw)
+    except ValueError:
+        return f"{raw!r} is not an RFC 3339 timestamp."
+    if parsed.tzinfo is None:
+        return f"{raw!r} has no UTC offset."
+    return parsed
+
+
+def _meta_errors(meta: Any) -> list[tuple[str, str]]:
+    if meta is None:
+        return []
+    if not isinstance(meta, dict):
+        return [("", "meta must be an object.")]
+    errors: list[tuple[str, str]] = []
+    for key, value in meta.items():
+        if key not in META_KEYS:
+            allowed = ", ".join(META_KEYS)
+            errors.append((_pointer([key]), f"unknown meta key {key!r}; allowed: {allowed}."))
+        elif value is None:
+            continue
+        elif key == "revision" and isinstance(value, int) and not isinstance(value, bool):
+            continue
+        elif not isinstance(value, str):
+            errors.append((_pointer([key]), "must be a string."))
+        elif len(value) > META_KEYS[key]:
+            errors.append((_pointer([key]), f"must be at most {META_KEYS[key]} characters."))
+        else:
+            errors += [(_pointer([key]), message) for _p, message in _bad_strings(value, [])]
+    return errors
+
+
+def row_from_item(record: dict[str, Any], meta: dict[str, Any] | None) -> RecordRow:
+    """Stored columns of one valid item (call after `batch_rows` checked it)."""
+    meta = meta or {}
+    verdict = record["verdict"]
+    reason = verdict.get("reason") or ""
+    verdicts = record.get("verdicts") or []
+    hook_ids = list(dict.fromkeys(str(v["name"]) for v in verdicts if v.get("name")))
+    timestamp = _timestamp(record.get("timestamp"))
+    revision = meta.get("revision")
+    return RecordRow(
+        custom_agent=meta.get("custom_agent") or "",
+        session_id=record["session_id"],
+        sequence=int(record["sequence"]),
+        interception_point=record["interception_point"],
+        mode=record["mode"],
+        decision=verdict["decision"],
+        outcome=record_outcome(record),
+        reason=reason,
+        resolved_by=record.get("resolved_by") or "",
+        decided_by=None if record.get("decided_by") is None else int(record["decided_by"]),
+        decided_hook=_decided_hook(record, verdicts, reason),
+        fold_truncated=record.get("fold_truncated"),
+        input_identity=record.get("input_identity") or "",
+        enforced_identity=record.get("enforced_identity") or "",
+        timestamp=timestamp if isinstance(timestamp, dt.datetime) else None,
+        hook_ids=hook_ids,
+        tool_name=meta.get("tool_name") or "",
+        framework=meta.get("framework") or "",
+        revision="" if revision is None else str(revision),
+        raw=record,
+    )
+
+
+def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, str]]:
+    if not isinstance(item, dict):
+        return [(_pointer([index]), 'must be an object {"record": …, "meta": …}.')]
+    errors = [
+        (_pointer([index, key]), f"unknown item key {key!r}; allowed: record, meta.")
+        for key in item
+        if key not in ITEM_KEYS
+    ]
+    if "record" not in item:
+        errors.append((_pointer([index, "record"]), "'record' is required."))
+    else:
+        record = item["record"]
+        record_problems = record_errors(record)
+        if not record_problems:
+            stamp = _timestamp(record.get("timestamp"))
+            if isinstance(stamp, str):
+                record_problems = [("/timestamp", stamp)]
+            elif check_strings:
+                record_problems = [(_pointer(p), m) for p, m in _bad_strings(record, [])][:1]
+        errors += [(_pointer([index, "record"]) + p, m) for p, m in record_problems]
+    errors += [(_pointer([index, "meta"]) + p, m) for p, m in _meta_errors(item.get("meta"))]
+    return errors
+
+
+def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
+    """Validate a whole posted batch; BatchInvalid (naming item and field) or the rows.
+    `check_strings=False` skips the NUL/surrogate walk (see body_needs_string_check)."""
+    if not isinstance(body, list):
+        raise BatchInvalid(
+            "The body must be a JSON array of {record, meta} items.",
+            {"": ["Expected a JSON array."]},
+        )
+    if not 1 <= len(body) <= MAX_BATCH:
+        raise BatchInvalid(
+            f"A batch holds 1 to {MAX_BATCH} items; this one has {len(body)}.",
+            {"": [f"Send 1 to {MAX_BATCH} items per request."]},
+        )
+    fields: dict[str, list[str]] = {}
+    rows: list[RecordRow] = []
+    for index, item in enumerate(body):
+        problems = _item_errors(index, item, check_strings)
+        if problems:
+            for pointer, message in problems:
+                fields.setdefault(pointer, []).append(message)
+            if len(fields) >= 20:
+                break
+            continue
+        if not fields:
+            rows.append(row_from_item(item["record"], item.get("meta")))
+    if fields:
+        first = next(iter(fields))
+        raise BatchInvalid(
+            f"Item {first.split('/')[1]} is invalid at {first}: {fields[first][0]} "
+            "Nothing of this batch was stored.",
+            fields,
+        )
+    return rows

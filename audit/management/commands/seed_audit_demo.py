@@ -1,0 +1,186 @@
+"""`manage.py seed_audit_demo`: a fortnight of realistic audit history for the demo agents.
+
+Runs `seed_demo` first (users, the SRE agent and its hooks), adds an evaluate_only agent
+and a second enforcing one, then writes hooks sessions through the real ingest path and
+the approval requests inside them through the approvals services, decided by the demo
+reviewer. Deterministic for a given --seed; running it again stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any
+
+import yaml
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
+
+from agents import services as agent_services
+from agents.demo_documents import (
+    AUDIT_ALL_TOOLS_HOOK_YAML,
+    COMPLETION_MARKER_STOP_HOOK_YAML,
+    DEMO_APPROVAL_HOOK,
+    SEED_CUSTOM_AGENT_YAML,
+)
+from agents.models import Agent, AgentToken, CustomAgent, Hook, Mode
+from audit.chain import chain_seal_all
+from audit.demo_records import DemoSession, HookKeys, demo_session_items, store_items
+from audit.models import Outcome
+from console.auth import AgentPrincipal
+
+DEMO_AGENTS = (
+    ("sre-agent", Mode.ENFORCE, "SRE agent (demo)"),
+    ("billing-agent", Mode.EVALUATE_ONLY, "Billing agent (policy rollout, evaluate only)"),
+    ("support-agent", Mode.ENFORCE, "Support agent (demo)"),
+)
+CUSTOM_AGENT = "my_hooked_agent"
+REVIEW_REASONS = {
+    Outcome.APPROVED: ("Planned maintenance window.", "Looks fine.", "Approved per runbook."),
+    Outcome.REJECTED: ("Not during business hours.", "Scale-down needs a change ticket."),
+}
+
+
+def _ensure_agent(slug: str, mode: str, display_name: str) -> Agent:
+    agent = Agent.objects.filter(slug=slug).first()
+    if agent is None:
+        agent = agent_services.agent_create(actor=None, slug=slug, display_name=display_name)
+    if not Hook.objects.filter(agent=agent, custom_agent=None).exists():
+        hooks = yaml.safe_load(AUDIT_ALL_TOOLS_HOOK_YAML)["hooks"]
+        hooks.update(yaml.safe_load(COMPLETION_MARKER_STOP_HOOK_YAML)["hooks"])
+        hooks["PreToolUse"] = [DEMO_APPROVAL_HOOK]
+        agent_services.agent_hooks_replace(actor=None, agent=agent, document={"hooks": hooks})
+    if not CustomAgent.objects.filter(agent=agent, name=CUSTOM_AGENT).exists():
+        agent_services.custom_agent_put(
+            actor=None,
+            agent=agent,
+            name=CUSTOM_AGENT,
+            document=yaml.safe_load(SEED_CUSTOM_AGENT_YAML),
+        )
+    if agent.mode != mode:
+        agent = agent_services.agent_set_mode(actor=None, agent=agent, mode=mode)
+    return agent
+
+
+def _hook_keys(agent: Agent) -> HookKeys:
+    keys = HookKeys()
+    for hook in Hook.objects.filter(agent=agent):
+        if hook.custom_agent_id is not None and hook.event == "PostToolUse":
+            keys.danger = hook.key
+        elif hook.custom_agent_id is None and hook.event == "PostToolUse":
+            keys.audit = hook.key
+        elif hook.custom_agent_id is None and hook.event == "Stop":
+            keys.stop = hook.key
+        elif hook.event == "PreToolUse":
+            keys.approval = hook.key
+    return keys
+
+
+class Command(BaseCommand):
+    help = (
+        "Seed realistic interception records, approvals and governance events for the audit pages."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--sessions", type=int, default=120, help="sessions in all (default 120)"
+        )
+        parser.add_argument("--days", type=int, default=14, help="spread over the last N days")
+        parser.add_argument(
+            "--seed", type=int, default=7, help="random seed (same seed, same data)"
+        )
+        parser.add_argument("--no-approvals", action="store_true", help="skip approval requests")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["sessions"] < 1 or options["days"] < 1:
+            self.stderr.write("--sessions and --days must be at least 1.")
+            raise SystemExit(2)
+        call_command("seed_demo", stdout=self.stdout)
+        rng = random.Random(options["seed"])
+        agents = [_ensure_agent(*spec) for spec in DEMO_AGENTS]
+        now = timezone.now()
+        accepted = duplicates = approvals = 0
+        for n in range(options["sessions"]):
+            agent = rng.choices(agents, weights=(6, 3, 2))[0]
+            start = now - dt.timedelta(seconds=rng.uniform(600, options["days"] * 86400 - 3600))
+            session = demo_session_items(
+                rng,
+                session_id=f"sess-{rng.getrandbits(48):012x}",
+                start=start,
+                mode=agent.mode,
+                keys=_hook_keys(agent),
+                custom_agent=CUSTOM_AGENT if rng.random() < 0.4 else "",
+                drop_sequences=2 if n % 29 == 5 else 0,
+            )
+            result = store_items(agent, session.items)
+            accepted += result.accepted
+            duplicates += result.duplicates
+            if not options["no_approvals"] and result.accepted:
+                approvals += self._approvals(agent, session)
+        # Seal now rather than waiting for a worker, so the pages show chain positions.
+        sealed = chain_seal_all()
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Audit demo: {accepted} records stored ({duplicates} already present), "
+                f"{approvals} approval requests, {sealed} records sealed."
+            )
+        )
+
+    def _approvals(self, agent: Agent, session: DemoSession) -> int:
+        try:
+            from approvals import services as approval_services
+            from approvals.models import Escalation
+        except ImportError:
+            return 0
+        reviewer = get_user_model().objects.get(username="reviewer")
+        token = AgentToken.objects.filter(agent=agent, revoked_at=None).first()
+        if token is None:
+            token = agent_services.agent_token_issue(
+                actor=None, agent=agent, name="audit-demo"
+            ).token
+        principal = AgentPrincipal(agent=agent, token=token)
+        created = 0
+        for step in session.approvals:
+            identity = f"{session.session_id}:{step.sequence}"
+            request = {
+                "context_identity": identity,
+                "interception_point": "pre_tool_call",
+                "verdict": {
+                    "decision": "deny",
+                    "reason": "console:approval_required",
+                    "message": f"{step.tool_name} needs a reviewer's approval (hook {step.hook}).",
+                    "approval": {"hook": step.hook},
+                },
+            }
+            meta = {
+                "session_id": session.session_id,
+                "tool_name": step.tool_name,
+                "hook": step.hook,
+            }
+            expired = step.outcome == Outcome.EXPIRED
+            opened = timezone.now() - dt.timedelta(days=31) if expired else None
+            escalation, fresh = approval_services.escalation_create(
+                actor=principal, request=request, meta=meta, now=opened
+            )
+            if not fresh:
+                continue
+            if expired:
+                approval_services.escalation_expire_overdue()
+            else:
+                approval_services.escalation_decide(
+                    escalation=escalation,
+                    actor=reviewer,
+                    outcome="approve" if step.outcome == Outcome.APPROVED else "reject",
+                    reason=REVIEW_REASONS[step.outcome][
+                        step.sequence % len(REVIEW_REASONS[step.outcome])
+                    ],
+                )
+            # Demo history: created_at is auto_now_add, so the service can't open an
+            # escalation in the past; move it (and its decision) to the session's time.
+            Escalation.objects.filter(pk=escalation.pk).update(
+                created_at=step.at, decided_at=step.at + dt.timedelta(seconds=step.wait_seconds)
+            )
+            created += 1
+        return created
