@@ -1,0 +1,138 @@
+"""Bodies that cannot be read as a document get a clear 4xx in the error shape, never a 500."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
+from agents.models import CustomAgent
+
+URL = "/api/v2/extendedAgent/agents/my_hooked_agent"
+HOOKS_URL = "/api/v1/agent/hooks"
+
+
+def _error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    assert response["Content-Type"].startswith("application/json")
+    error = response.json()["error"]
+    assert set(error) == {"code", "message", "fields"}
+    assert error["code"] == code
+    return error
+
+
+@pytest.mark.django_db
+def test_malformed_yaml_is_a_400_naming_yaml(sre):
+    body = "api_version: azuresre.ai/v2\nspec: [unclosed\n"
+    response = Client().put(URL, body, content_type="application/yaml", **sre.headers())
+    assert "Malformed YAML" in _error(response, 400, "malformed")["message"]
+
+
+@pytest.mark.django_db
+def test_malformed_json_is_a_400(sre):
+    response = Client().put(
+        URL, '{"api_version": ', content_type="application/json", **sre.headers()
+    )
+    assert "JSON parse error" in _error(response, 400, "malformed")["message"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "multipart/form-data"])
+def test_unsupported_content_type_is_a_415(sre, content_type):
+    response = Client().generic(
+        "PUT", URL, SEED_CUSTOM_AGENT_YAML, content_type=content_type, **sre.headers()
+    )
+    assert content_type in _error(response, 415, "unsupported_media_type")["message"]
+    assert not CustomAgent.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("content_type", ["application/x-yaml", "text/yaml"])
+def test_common_yaml_spellings_are_accepted(sre, content_type):
+    response = Client().put(URL, SEED_CUSTOM_AGENT_YAML, content_type=content_type, **sre.headers())
+    assert response.status_code == 201, response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", [URL, HOOKS_URL])
+def test_body_over_one_mebibyte_is_a_413(sre, url):
+    body = "# padding\n" * (1024 * 1024 // 10 + 1)
+    assert len(body.encode()) > 1024 * 1024
+    response = Client().put(url, body, content_type="application/yaml", **sre.headers())
+    assert "limit is 1048576" in _error(response, 413, "too_large")["message"]
+    assert not CustomAgent.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("content_type", ["application/yaml", "application/json"])
+def test_body_that_is_not_utf8_is_a_400(sre, content_type):
+    body = SEED_CUSTOM_AGENT_YAML.replace("helpful", "h\xe9lpful").encode("latin-1")
+    if content_type == "application/json":
+        body = b'{"api_version": "azuresre.ai/v2", "kind": "Ext\xe9ndedAgent"}'
+    response = Client().put(URL, body, content_type=content_type, **sre.headers())
+    _error(response, 400, "malformed")
+    assert not CustomAgent.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("content_type", ["application/yaml", "application/json"])
+def test_empty_body_is_a_400(sre, content_type):
+    response = Client().put(URL, b"", content_type=content_type, **sre.headers())
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["fields"]
+
+
+@pytest.mark.django_db
+def test_yaml_values_that_are_not_json_types_are_refused_by_field(sre):
+    body = SEED_CUSTOM_AGENT_YAML.replace("You are a helpful assistant.", "x").replace(
+        "  instructions: |\n    x\n", "  instructions: 2024-01-01\n"
+    )
+    assert "instructions: 2024-01-01" in body
+    response = Client().put(URL, body, content_type="application/yaml", **sre.headers())
+    assert (
+        "instructions must be a string"
+        in _error(response, 400, "invalid")["fields"]["/spec/instructions"][0]
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.timeout(30)
+def test_yaml_alias_bomb_is_refused_without_expanding_it(sre):
+    # Nine levels of ten-fold aliases: a billion strings if anything ever expands them.
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level in range(1, 10):
+        refs = ",".join([f"*a{level - 1}"] * 10)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    lines.append("api_version: *a9")
+    lines.append("kind: *a9")
+    lines.append("metadata: {name: *a9}")
+    lines.append("spec: {hooks: {Stop: [{type: *a9, prompt: *a9}]}}")
+    response = Client().put(URL, "\n".join(lines), content_type="application/yaml", **sre.headers())
+    assert response.status_code == 400
+    assert len(response.content) < 20_000
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("application/json", "[" * 100_000 + "]" * 100_000),
+        ("application/yaml", "[" * 100_000 + "]" * 100_000),
+        ("application/json", '{"spec": ' * 50_000 + "1" + "}" * 50_000),
+    ],
+)
+def test_deeply_nested_body_is_a_400_not_a_crash(sre, content_type, body):
+    response = Client().put(URL, body, content_type=content_type, **sre.headers())
+    assert "nested too deeply" in _error(response, 400, "malformed")["message"]
+
+
+@pytest.mark.django_db
+def test_agent_hooks_endpoint_reports_malformed_json_in_the_error_shape(sre):
+    response = Client().put(HOOKS_URL, "{hooks:", content_type="application/json", **sre.headers())
+    _error(response, 400, "malformed")
+
+
+@pytest.mark.django_db
+def test_unsupported_method_is_a_405_in_the_error_shape(sre):
+    response = Client().post(URL, "{}", content_type="application/json", **sre.headers())
+    _error(response, 405, "method_not_allowed")
