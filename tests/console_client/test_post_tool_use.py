@@ -138,3 +138,20 @@ async def test_matcher_is_anchored_and_case_sensitive(governed):
     await hooks.run(agent, "go")
     await hooks.aclose()
     assert tool_messages(client.requests[1]) == ["OUTPUT-OF uptime"]
+
+
+async def test_evaluate_only_lets_the_result_through_and_injects_nothing(governed):
+    gov = governed(
+        {"PostToolUse": [block_hook("Bash", "would-block"), context_hook("extra")]},
+        mode="evaluate_only",
+    )
+    hooks = gov.hooks()
+    client, agent = bash_agent(
+        hooks, [tool_call("Bash", {"command": "uptime"}, "c1"), say("ok")], []
+    )
+    await hooks.run(agent, "go")
+    await hooks.aclose()
+    assert tool_messages(client.requests[1]) == ["OUTPUT-OF uptime"]
+    assert message_texts(client.requests[1], role="user") == ["go"]
+    post = next(r for r in hooks.last_records if r.interception_point.value == "post_tool_call")
+    assert post.verdict.decision.value == "deny" and post.mode.value == "evaluate_only"

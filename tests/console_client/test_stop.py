@@ -119,3 +119,15 @@ async def test_the_maximum_max_rejections_over_prompt_hooks_applies(governed, ju
     await hooks.run(agent, "go")
     await hooks.aclose()
     assert len(client.requests) == 4
+
+
+async def test_evaluate_only_records_the_rejection_but_never_continues(governed):
+    hooks = governed({"Stop": [SEED_STOP]}, mode="evaluate_only").hooks()
+    client, agent = agent_for(hooks, [say("Restarted api.")])
+    response = await hooks.run(agent, "fix api")
+    await hooks.aclose()
+    assert response.text == "Restarted api."
+    assert len(client.requests) == 1
+    output = next(r for r in hooks.last_records if r.interception_point.value == "output")
+    assert output.mode.value == "evaluate_only"
+    assert [w.reason for w in output.verdict.warnings] == ["console:stop_rejected"]
