@@ -5,12 +5,12 @@ lives in agents.validation and reaches the form as a ValidationFailed keyed by J
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from django import forms
 
-from agents.models import Hook
+from agents.models import Agent, Hook
 from agents.validation import EVENTS, MODEL_TIERS, ValidationFailed
 
 IMPORT_MAX_BYTES = 1024 * 1024
@@ -96,7 +96,7 @@ class HookForm(ProblemsForm):
     script = forms.CharField(
         required=False,
         strip=False,
-        widget=forms.Textarea(attrs={"class": "code", "rows": 14, "spellcheck": "false"}),
+        widget=forms.Textarea(attrs={"class": "code", "rows": 10, "spellcheck": "false"}),
         help_text="First line #!/bin/bash or #!/usr/bin/env python3; at most 64 KB.",
     )
     timeout = forms.IntegerField(required=False, help_text="Seconds, 1–300 (default 30).")
@@ -195,7 +195,8 @@ class AgentSettingsForm(ProblemsForm):
         help_text="Optional: notified of new escalations.",
     )
     webhook_format = forms.ChoiceField(
-        choices=[("json", "Generic JSON"), ("slack", "Slack-compatible")], label="Webhook format"
+        choices=cast("list[tuple[str, str]]", Agent._meta.get_field("webhook_format").choices),
+        label="Webhook format",
     )
 
 
@@ -226,13 +227,13 @@ class CustomAgentSettingsForm(CustomAgentForm):
 class DocumentForm(ProblemsForm):
     """A v2 document as YAML or JSON text, pasted or uploaded; errors stay keyed by pointer."""
 
+    file = forms.FileField(required=False, label="Upload a .yaml or .json file")
     text = forms.CharField(
         required=False,
         strip=False,
-        label="Document (YAML or JSON)",
-        widget=forms.Textarea(attrs={"class": "code", "rows": 24, "spellcheck": "false"}),
+        label="…or paste the document (YAML or JSON)",
+        widget=forms.Textarea(attrs={"class": "code", "rows": 10, "spellcheck": "false"}),
     )
-    file = forms.FileField(required=False, label="…or upload a .yaml / .json file")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -271,6 +272,8 @@ class YamlForm(DocumentForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         del self.fields["file"]
+        self.fields["text"].label = "Document (YAML or JSON)"
+        self.fields["text"].widget.attrs["rows"] = 26
 
 
 def _parse_document(text: str) -> Any:
