@@ -203,3 +203,15 @@ def _diff_class(line: str) -> str:
 
 def custom_agents_overview(agent: Agent) -> QuerySet[CustomAgent]:
     return CustomAgent.objects.filter(agent=agent).annotate(hooks_count=Count("hooks"))
+
+
+def find_custom_agent(agent: Agent, name: str) -> CustomAgent | None:
+    """The custom agent `name` of `agent`, or None when it was deleted (its history remains)."""
+    return CustomAgent.objects.filter(agent=agent, name=name).first() if name else None
+
+
+def agent_tab_counts(agent: Agent) -> dict[str, int]:
+    return {
+        "custom_agents_count": CustomAgent.objects.filter(agent=agent).count(),
+        "tokens_count": AgentToken.objects.filter(agent=agent, revoked_at__isnull=True).count(),
+    }

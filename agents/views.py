@@ -83,11 +83,7 @@ def _go(
 
 
 def _agent_page(agent: Agent, tab: str, **extra: Any) -> dict[str, Any]:
-    counts = {
-        "custom_agents_count": CustomAgent.objects.filter(agent=agent).count(),
-        "tokens_count": selectors.agent_tokens(agent).filter(revoked_at__isnull=True).count(),
-    }
-    return {"agent": agent, "tab": tab, **counts, **extra}
+    return {"agent": agent, "tab": tab, **selectors.agent_tab_counts(agent), **extra}
 
 
 def _scope_url(agent: Agent, custom_agent: CustomAgent | None) -> str:
@@ -418,7 +414,7 @@ def history(request: HtmxHttpRequest, slug: str, name: str = "") -> HttpResponse
     revisions = selectors.revisions_for_scope(agent, name)[:200]
     if name and not revisions:
         raise Http404("No history for that custom agent.")
-    custom_agent = CustomAgent.objects.filter(agent=agent, name=name).first() if name else None
+    custom_agent = selectors.find_custom_agent(agent, name)
     tab = "custom" if name else "history"
     context = _agent_page(
         agent,
@@ -437,7 +433,7 @@ def revision_detail(request: HtmxHttpRequest, slug: str, number: int) -> HttpRes
     revision = selectors.get_revision(agent, number)
     previous, lines = selectors.revision_diff(revision)
     name = revision.custom_agent_name
-    custom_agent = CustomAgent.objects.filter(agent=agent, name=name).first() if name else None
+    custom_agent = selectors.find_custom_agent(agent, name)
     tab = "custom" if name else "history"
     context = _agent_page(
         agent,
