@@ -135,7 +135,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("CHANNELS_PREFIX", "console")},
+            "CONFIG": {
+                # redis-py >= 8 reads with a 5 s socket timeout by default, the same as
+                # channels-redis's 5 s BZPOPMIN: idle receivers would fail with a timeout.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "prefix": env_str("CHANNELS_PREFIX", "console"),
+            },
         }
     }
     CELERY_BROKER_URL = REDIS_URL

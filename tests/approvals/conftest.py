@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from agent_hooks import AgentContextBuilder, Verdict
 from agent_hooks.canonical import context_identity
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Group, User
+from django.db import connections
 from django.test import Client
 
 from agents import services as agent_services
@@ -20,6 +22,13 @@ from approvals.validation import sdk_validator
 from tests.conftest import AgentWithToken
 
 _sessions = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    """The personas' passwords are hashed per test; the default hasher costs ~0.3 s each."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 
 TOOL_SCHEMA = {
     "type": "object",
@@ -83,6 +92,25 @@ def post_escalation(
         content_type="application/json",
         **agent.headers(),
     )
+
+
+def in_own_thread(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run `function` as another request would: its own thread and DB connection."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        finally:
+            connections.close_all()
+
+    return run
+
+
+@pytest.fixture
+async def close_db_after():
+    """Async tests reach the database from asgiref's sync thread: close that connection."""
+    yield
+    await sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

@@ -1,0 +1,123 @@
+"""/ws/approvals/: session-authenticated reviewers get live, server-rendered htmx frames."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from approvals import services
+from console.asgi import application
+from tests.approvals.conftest import in_own_thread
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def session_headers(user, origin: str = "http://testserver") -> list[tuple[bytes, bytes]]:
+    client = Client()
+    client.force_login(user)
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+    return [(b"cookie", cookie.encode()), (b"origin", origin.encode())]
+
+
+async def connect(user=None, view: str = "inbox", origin: str = "http://testserver"):
+    headers = (
+        await sync_to_async(session_headers)(user, origin)
+        if user
+        else [(b"origin", origin.encode())]
+    )
+    communicator = WebsocketCommunicator(application, f"/ws/approvals/?view={view}", headers)
+    connected, _code = await communicator.connect(timeout=5)
+    return communicator, connected
+
+
+async def test_reviewer_gets_resync_then_new_row_then_its_removal(rita, escalate, close_db_after):
+    existing = await sync_to_async(escalate)("scale_deployment")
+    socket, connected = await connect(rita)
+    assert connected
+    resync = await socket.receive_from(timeout=5)
+    assert 'id="nav-pending-count"' in resync and ">1</span>" in resync
+    assert 'id="pending-rows" hx-swap-oob="innerHTML"' in resync
+    assert f'id="esc-{existing.pk}"' in resync
+
+    created = await asyncio.to_thread(
+        in_own_thread(escalate), "restart_service", {"service": "pay"}
+    )
+    frame = await socket.receive_from(timeout=5)
+    assert 'hx-swap-oob="afterbegin"' in frame and f'id="esc-{created.pk}"' in frame
+    assert "restart_service" in frame and "&quot;pay&quot;" in frame
+    assert ">2</span>" in frame  # the nav counter, out of band
+
+    await asyncio.to_thread(
+        in_own_thread(services.escalation_decide),
+        escalation=created,
+        actor=rita,
+        outcome="reject",
+        reason="no",
+    )
+    frame = await socket.receive_from(timeout=5)
+    assert f'<tr id="esc-{created.pk}" hx-swap-oob="delete"></tr>' in frame
+    assert ">1</span>" in frame
+    await socket.disconnect()
+
+
+async def test_nav_view_gets_only_the_counter(rita, escalate, close_db_after):
+    socket, connected = await connect(rita, view="nav")
+    assert connected
+    assert "pending-rows" not in await socket.receive_from(timeout=5)
+    await asyncio.to_thread(in_own_thread(escalate))
+    frame = await socket.receive_from(timeout=5)
+    assert 'id="nav-pending-count"' in frame and "pending-rows" not in frame
+    await socket.disconnect()
+
+
+async def test_anonymous_auditor_and_outsider_are_refused(audrey, charlie, close_db_after):
+    for user in (None, audrey, charlie):
+        socket, connected = await connect(user)
+        assert not connected
+        await socket.disconnect()
+
+
+async def test_foreign_origin_is_refused(rita, close_db_after):
+    socket, connected = await connect(rita, origin="http://evil.example")
+    assert not connected
+    await socket.disconnect()
+
+
+async def test_restricted_reviewer_gets_nothing_for_other_agents(
+    rita, alice, other, escalate, close_db_after
+):
+    await sync_to_async(services.reviewer_scope_set)(actor=alice, user=rita, agents=[other.agent])
+    socket, connected = await connect(rita)
+    assert connected
+    await socket.receive_from(timeout=5)  # re-sync
+    await asyncio.to_thread(in_own_thread(escalate))  # sre-agent: not rita's
+    assert await socket.receive_nothing(timeout=1)
+    theirs = await asyncio.to_thread(in_own_thread(escalate), agent=other)
+    assert f'id="esc-{theirs.pk}"' in await socket.receive_from(timeout=5)
+    await socket.disconnect()
+
+
+async def test_a_vote_that_does_not_decide_replaces_the_row(
+    rita, alice, sre, escalate, close_db_after
+):
+    from tests.approvals.conftest import approval_hook
+
+    hook = await sync_to_async(approval_hook)(sre, approvalsRequired=2)
+    escalation = await sync_to_async(escalate)(hook=hook.key)
+    socket, connected = await connect(alice)
+    assert connected
+    await socket.receive_from(timeout=5)
+    await asyncio.to_thread(
+        in_own_thread(services.escalation_decide),
+        escalation=escalation,
+        actor=rita,
+        outcome="approve",
+    )
+    frame = await socket.receive_from(timeout=5)
+    assert f'id="esc-{escalation.pk}"' in frame and 'hx-swap-oob="outerHTML"' in frame
+    assert "1/2 approvals" in frame
+    await socket.disconnect()
