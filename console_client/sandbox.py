@@ -1,7 +1,7 @@
 """The command-hook sandbox: bubblewrap namespaces plus resource limits, and the process
 runner that enforces the hook's wall-clock timeout and output caps.
 
-A hook runs as `prlimit <limits> -- bwrap <namespaces, mounts> -- <program>`:
+A hook runs as `bwrap <namespaces, mounts> -- prlimit <limits> -- <program>`:
 
 - every namespace unshared (no network but a private loopback, own PID tree, own
   hostname), no capabilities, no new privileges, no nested user namespaces, uid/gid nobody;
@@ -9,10 +9,13 @@ A hook runs as `prlimit <limits> -- bwrap <namespaces, mounts> -- <program>`:
   and /dev, a size-limited private /tmp, the hook script and a copy of the transcript at
   fixed read-only paths, and nothing else of the host;
 - an environment of PATH, HOME=/tmp and LANG only;
-- RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE/CORE set by prlimit before bwrap starts.
+- RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE/CORE set by prlimit inside the new user namespace,
+  so RLIMIT_NPROC counts the sandbox's own processes (set outside, it would count every
+  process of the host user, and a busy agent user could not start a hook at all).
 
 When the agent runs as root, bwrap itself is started as the host user nobody: the kernel
-does not enforce RLIMIT_NPROC for host root, so a fork bomb would not be contained.
+does not enforce RLIMIT_NPROC for processes whose host uid is 0, so a fork bomb would not
+be contained.
 
 The only way to run a hook without this is `CONSOLE_HOOKS_UNSANDBOXED=1` (a development
 switch that logs a warning on every run). A sandbox that cannot be built is a hook error.
@@ -132,13 +135,13 @@ class Execution:
     duration_ms: float = 0.0
 
 
-def _rlimit_args(config: SandboxConfig, timeout: float) -> list[str]:
+def _rlimit_args(config: SandboxConfig, timeout: float, *, nproc: bool = True) -> list[str]:
     cpu = config.cpu_seconds if config.cpu_seconds is not None else int(timeout) + 1
     return [
         config.prlimit_path,
         f"--cpu={cpu}:{cpu + 1}",
         f"--as={config.memory_bytes}",
-        f"--nproc={config.max_processes}",
+        *([f"--nproc={config.max_processes}"] if nproc else []),
         f"--fsize={config.file_size_bytes}",
         f"--nofile={config.open_files}",
         "--core=0",
@@ -160,7 +163,11 @@ def _memfd(name: str, data: bytes) -> int:
 
 
 def _bwrap_args(
-    config: SandboxConfig, fds: list[int], program: HookProgram, transcript: str | None
+    config: SandboxConfig,
+    fds: list[int],
+    program: HookProgram,
+    transcript: str | None,
+    timeout: float,
 ) -> list[str]:
     def data_file(fd: int, dest: str, perms: str) -> list[str]:
         fds.append(fd)
@@ -210,6 +217,9 @@ def _bwrap_args(
     for key, value in (("PATH", config.path_env), ("HOME", SANDBOX_TMP), ("LANG", "C.UTF-8")):
         args += ["--setenv", key, value]
     args.append("--")
+    # The limits are set inside the new user namespace: RLIMIT_NPROC then counts the
+    # sandbox's own processes, not every process of the host user.
+    args += _rlimit_args(config, timeout)
     args += (
         [SANDBOX_SCRIPT_PATH] if program.kind == "script" else ["/bin/bash", "-c", program.source]
     )
@@ -271,7 +281,7 @@ def prepared_invocation(
         sandbox_context["execution_summary"] = SANDBOX_TRANSCRIPT_PATH
         transcript = transcript_path or _str_or_none(context.get("execution_summary"))
         try:
-            argv = _rlimit_args(config, timeout) + _bwrap_args(config, fds, program, transcript)
+            argv = _bwrap_args(config, fds, program, transcript, timeout)
         except OSError as exc:
             raise SandboxError(f"cannot prepare the sandbox files: {exc}") from exc
         as_root = os.geteuid() == 0
@@ -309,7 +319,12 @@ def _unsandboxed_invocation(
             target = [script]
         else:
             target = ["/bin/bash", "-c", program.source]
-        limits = _rlimit_args(config, timeout) if os.access(config.prlimit_path, os.X_OK) else []
+        # Outside a user namespace RLIMIT_NPROC would count every process of the host user.
+        limits = (
+            _rlimit_args(config, timeout, nproc=False)
+            if os.access(config.prlimit_path, os.X_OK)
+            else []
+        )
         yield Invocation(
             argv=limits + target,
             env={"PATH": config.path_env, "HOME": workdir, "LANG": "C.UTF-8"},

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import subprocess
 import threading
 import time
 import uuid
@@ -17,7 +18,13 @@ import pytest
 
 from console_client import run_command_hook
 from console_client.results import HookResult
-from console_client.sandbox import UNSANDBOXED_ENV, SandboxConfig, unsandboxed_requested
+from console_client.sandbox import (
+    UNSANDBOXED_ENV,
+    HookProgram,
+    SandboxConfig,
+    prepared_invocation,
+    unsandboxed_requested,
+)
 
 MIB = 1024 * 1024
 CONTEXT: dict[str, Any] = {"hook_event_name": "PostToolUse", "tool_name": "Bash"}
@@ -160,3 +167,49 @@ def test_large_transcript_keeps_its_newest_part(tmp_path: Path) -> None:
     )
     assert len(result.stderr) == 20
     assert result.stderr.endswith("newest line\n")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another host user")
+def test_process_cap_counts_the_sandbox_not_the_busy_host_user() -> None:
+    """An unprivileged agent user that already runs 150 processes can still start hooks,
+    and each hook is still held to its own 64 processes."""
+    fork_200 = (
+        "python3 -c 'import os, signal, time\n"
+        "pids = []\n"
+        "for _ in range(200):\n"
+        "    try: pid = os.fork()\n"
+        "    except OSError: break\n"
+        "    if pid == 0: time.sleep(3); os._exit(0)\n"
+        "    pids.append(pid)\n"
+        "print(len(pids))\n"
+        "[os.kill(p, signal.SIGKILL) for p in pids]'"
+    )
+    agent_uid = 12345
+    sleepers = [
+        subprocess.Popen(["sleep", "20"], user=agent_uid, group=agent_uid, extra_groups=[])
+        for _ in range(150)
+    ]
+    try:
+        with prepared_invocation(
+            HookProgram("command", fork_200),
+            CONTEXT,
+            transcript_path=None,
+            config=SandboxConfig(),
+            timeout=10,
+        ) as inv:
+            done = subprocess.run(
+                ["setpriv", f"--reuid={agent_uid}", f"--regid={agent_uid}", "--clear-groups", "--"]
+                + inv.argv,
+                input=inv.stdin,
+                capture_output=True,
+                pass_fds=inv.pass_fds,
+                env=inv.env,
+                cwd=inv.cwd,
+                timeout=20,
+            )
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    assert done.returncode == 0, done.stderr
+    assert 0 < int(done.stdout) < 64
