@@ -37,7 +37,7 @@ DEMO_AGENTS = (
     ("support-agent", Mode.ENFORCE, "Support agent (demo)"),
 )
 CUSTOM_AGENT = "my_hooked_agent"
-REVIEW_REASONS = {
+REVIEW_REASONS: dict[str, tuple[str, ...]] = {
     Outcome.APPROVED: ("Planned maintenance window.", "Looks fine.", "Approved per runbook."),
     Outcome.REJECTED: ("Not during business hours.", "Scale-down needs a change ticket."),
 }

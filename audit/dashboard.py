@@ -1,0 +1,210 @@
+"""Reads for the audit dashboard: aggregate queries only (GROUP BY in the database).
+
+Every function takes a record queryset already narrowed by `audit.selectors.records_filter`
+(the one filter implementation), so the dashboard's agent/period choices mean what they mean
+on the search page. Each returns plain numbers that `audit.charts` draws.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, F, Q, QuerySet
+from django.db.models.aggregates import Aggregate
+from django.db.models.fields.json import KT
+from django.db.models.functions import Extract, TruncDate
+
+from agents.models import Hook, Mode
+from audit.models import InterceptionRecord, Outcome
+
+BLOCKING_OUTCOMES = (Outcome.DENIED, Outcome.REJECTED, Outcome.EXPIRED)
+TOP_N = 10
+
+
+def days_between(since: dt.date, until: dt.date) -> list[dt.date]:
+    """Every day from since to until, inclusive (the chart's x axis, gaps included)."""
+    return [since + dt.timedelta(days=i) for i in range((until - since).days + 1)]
+
+
+def outcomes_by_day(qs: QuerySet[InterceptionRecord]) -> dict[dt.date, dict[str, int]]:
+    """{day (UTC): {outcome: count}}, one GROUP BY day, outcome."""
+    rows = (
+        qs.order_by()
+        .annotate(day=TruncDate("timestamp", tzinfo=dt.UTC))
+        .values("day", "outcome")
+        .annotate(n=Count("id"))
+    )
+    result: dict[dt.date, dict[str, int]] = {}
+    for row in rows:
+        result.setdefault(row["day"], {})[row["outcome"]] = row["n"]
+    return result
+
+
+def totals(qs: QuerySet[InterceptionRecord]) -> dict[str, int]:
+    """Headline counts for the tiles, in one query."""
+    return qs.order_by().aggregate(
+        records=Count("id"),
+        blocked=Count("id", filter=Q(outcome__in=BLOCKING_OUTCOMES)),
+        approved=Count("id", filter=Q(outcome=Outcome.APPROVED)),
+        host_errors=Count("id", filter=Q(outcome=Outcome.HOST_ERROR)),
+        evaluate_only=Count("id", filter=Q(mode=Mode.EVALUATE_ONLY)),
+        sessions=Count("session_id", distinct=True),
+    )
+
+
+def top_deny_reasons(qs: QuerySet[InterceptionRecord], limit: int = TOP_N) -> list[dict[str, Any]]:
+    """The most frequent (reason code, hook message) pairs among denied records.
+
+    The reason column holds a machine code (`console:hook_blocked`); the verdict message
+    (kept in the payload-free wire, ≤ 256 bytes) is what a person reads, so both group.
+    """
+    rows = (
+        qs.order_by()
+        .filter(outcome=Outcome.DENIED)
+        .annotate(message=KT("raw__verdict__message"))
+        .values("reason", "message")
+        .annotate(n=Count("id"))
+        .order_by("-n", "reason", "message")[:limit]
+    )
+    return [
+        {"reason": row["reason"] or "", "message": row["message"] or "", "count": row["n"]}
+        for row in rows
+    ]
+
+
+def hooks_by_problem(qs: QuerySet[InterceptionRecord], limit: int = TOP_N) -> list[dict[str, Any]]:
+    """Per deciding hook: blocks (denied), approval refusals (rejected/expired), host errors
+    and timeouts, most troublesome first. One GROUP BY decided_hook."""
+    timeout = Q(outcome=Outcome.HOST_ERROR, reason__icontains="timeout")
+    rows = (
+        qs.order_by()
+        .exclude(decided_hook="")
+        .values("decided_hook")
+        .annotate(
+            blocks=Count("id", filter=Q(outcome=Outcome.DENIED)),
+            refusals=Count("id", filter=Q(outcome__in=(Outcome.REJECTED, Outcome.EXPIRED))),
+            errors=Count("id", filter=Q(outcome=Outcome.HOST_ERROR) & ~timeout),
+            timeouts=Count("id", filter=timeout),
+        )
+        .annotate(problems=F("blocks") + F("refusals") + F("errors") + F("timeouts"))
+        .filter(problems__gt=0)
+        .order_by("-problems", "decided_hook")[:limit]
+    )
+    result: list[dict[str, Any]] = [dict(row) for row in rows]
+    names = hook_labels([str(row["decided_hook"]) for row in result])
+    for row in result:
+        key = str(row["decided_hook"])
+        row["label"] = f"{key} · {names[key]}" if key in names else key
+    return result
+
+
+def hook_labels(keys: Sequence[str]) -> dict[str, str]:
+    """`hk_…` → "PostToolUse · command · Bash|Exec…" for the hooks that still exist."""
+    labels: dict[str, str] = {}
+    for hook in Hook.objects.filter(key__in=list(keys)).only("key", "event", "definition"):
+        matcher = hook.definition.get("matcher")
+        parts = [hook.event, hook.hook_type, str(matcher) if matcher else ""]
+        labels[hook.key] = " · ".join(p for p in parts if p)
+    return labels
+
+
+def records_per_agent(
+    qs: QuerySet[InterceptionRecord], limit: int = 12
+) -> list[tuple[str, dict[str, int]]]:
+    """[(agent slug, {outcome: count})], busiest agents first. One GROUP BY agent, outcome."""
+    rows = qs.order_by().values("agent__slug", "outcome").annotate(n=Count("id"))
+    per_agent: dict[str, dict[str, int]] = {}
+    for row in rows:
+        per_agent.setdefault(row["agent__slug"], {})[row["outcome"]] = row["n"]
+    ranked = sorted(per_agent.items(), key=lambda item: (-sum(item[1].values()), item[0]))
+    return ranked[:limit]
+
+
+class _PercentileCont(Aggregate):
+    """PostgreSQL `percentile_cont(p) WITHIN GROUP (ORDER BY expr)`."""
+
+    function = "percentile_cont"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+
+    def __init__(self, expression: Any, fraction: float, **extra: Any) -> None:
+        super().__init__(expression, fraction=f"{float(fraction):.4f}", **extra)
+
+
+def _percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    """Linear interpolation between closest ranks, as percentile_cont does."""
+    position = (len(sorted_values) - 1) * fraction
+    low, high = math.floor(position), math.ceil(position)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+@dataclass(frozen=True)
+class WaitStats:
+    """Reviewer wait (escalation created → decided, seconds) per day and overall."""
+
+    by_day: dict[dt.date, tuple[float, float, int]]
+    p50: float | None
+    p95: float | None
+    decided: int
+    pending: int
+
+
+def reviewer_wait(
+    *, since: dt.datetime, until: dt.datetime | None, agent_slug: str | None
+) -> WaitStats | None:
+    """p50/p95 of the reviewer wait over decided escalations; None when the approvals app
+    has no Escalation model. PostgreSQL computes percentiles in SQL; on the embedded SQLite
+    default (demo sizes) the durations of the period are read and ranked in Python."""
+    try:
+        from approvals.models import Escalation, EscalationStatus
+    except ImportError:  # approvals not built into this console
+        return None
+    qs = Escalation.objects.filter(created_at__gte=since)
+    if until is not None:
+        qs = qs.filter(created_at__lt=until)
+    if agent_slug:
+        qs = qs.filter(agent__slug=agent_slug)
+    pending = qs.filter(status=EscalationStatus.PENDING).count()
+    decided = qs.filter(
+        decided_at__isnull=False,
+        status__in=(EscalationStatus.APPROVED, EscalationStatus.REJECTED),
+    ).order_by()
+    if connection.vendor == "postgresql":
+        wait = Extract(F("decided_at") - F("created_at"), "epoch")
+        overall = decided.aggregate(
+            p50=_PercentileCont(wait, 0.5), p95=_PercentileCont(wait, 0.95), n=Count("id")
+        )
+        daily = (
+            decided.annotate(day=TruncDate("created_at", tzinfo=dt.UTC))
+            .values("day")
+            .annotate(
+                p50=_PercentileCont(wait, 0.5), p95=_PercentileCont(wait, 0.95), n=Count("id")
+            )
+        )
+        by_day = {row["day"]: (row["p50"], row["p95"], row["n"]) for row in daily}
+        return WaitStats(by_day, overall["p50"], overall["p95"], overall["n"], pending)
+    grouped: dict[dt.date, list[float]] = {}
+    for created, decided_at in decided.values_list("created_at", "decided_at"):
+        if decided_at is None:  # excluded by the filter; keeps the types honest
+            continue
+        grouped.setdefault(created.astimezone(dt.UTC).date(), []).append(
+            (decided_at - created).total_seconds()
+        )
+    everything = sorted(v for values in grouped.values() for v in values)
+    by_day = {}
+    for day, values in grouped.items():
+        values.sort()
+        by_day[day] = (_percentile(values, 0.5), _percentile(values, 0.95), len(values))
+    if not everything:
+        return WaitStats(by_day, None, None, 0, pending)
+    return WaitStats(
+        by_day,
+        _percentile(everything, 0.5),
+        _percentile(everything, 0.95),
+        len(everything),
+        pending,
+    )
