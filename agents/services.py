@@ -181,6 +181,9 @@ def agent_hooks_replace(*, actor: Any, agent: Agent, document: Any) -> dict[str,
     for key in document:
         if key != "hooks":
             problems.error(f"/{key}", f"Unknown field {key!r}.")
+    # A body without `hooks` is a mistake (or an unread body), never "remove every hook".
+    if "hooks" not in document:
+        problems.error("/hooks", 'hooks is required; {"hooks": {}} removes every hook.')
     hooks, hook_problems = validate_hooks_map(document.get("hooks"), base="/hooks")
     problems.merge(hook_problems)
     if problems.errors:

@@ -1,4 +1,5 @@
-"""Refuse oversized API bodies with 413 before anything parses them."""
+"""Refuse oversized API bodies with 413, and bodies of unknown length with 411, before
+anything parses them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,16 @@ class BodySizeLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            request.path.startswith("/api/")
+            and request.method in ("POST", "PUT", "PATCH")
+            and not request.META.get("CONTENT_LENGTH")
+            and request.META.get("HTTP_TRANSFER_ENCODING")
+        ):
+            # DRF reads a body without Content-Length as empty: refuse it rather than act on
+            # an empty document.
+            body = error_body("length_required", "Send the body with a Content-Length header.")
+            return HttpResponse(json.dumps(body), status=411, content_type="application/json")
         raw = request.META.get("CONTENT_LENGTH") or "0"
         try:
             length = int(raw)

@@ -98,6 +98,8 @@ def test_invalid_hook_is_refused_with_its_pointer_and_nothing_changes(sre):
     ("body", "pointer"),
     [
         ({"hooks": {}, "mode": "enforce"}, "/mode"),
+        ({}, "/hooks"),
+        ({"Stop": [{"prompt": "x"}]}, "/hooks"),
         ({"hooks": {"OnStart": []}}, "/hooks/OnStart"),
         (
             {"hooks": {"Stop": [{"type": "prompt", "prompt": "x", "retry": 1}]}},
@@ -112,6 +114,26 @@ def test_unknown_keys_events_and_shapes_are_refused_by_pointer(sre, body, pointe
     assert response.status_code == 400
     assert pointer in response.json()["error"]["fields"]
     assert not Hook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_body_without_hooks_key_removes_nothing(sre):
+    client = Client()
+    _put(client, _seed_hooks(), **sre.headers())
+    response = _put(client, {}, **sre.headers())
+    assert response.status_code == 400
+    assert "hooks is required" in response.json()["error"]["fields"]["/hooks"][0]
+    assert Hook.objects.filter(agent=sre.agent).count() == 3
+
+
+@pytest.mark.django_db
+def test_empty_hooks_mapping_removes_every_agent_level_hook(sre):
+    client = Client()
+    _put(client, _seed_hooks(), **sre.headers())
+    response = _put(client, {"hooks": {}}, **sre.headers())
+    assert response.status_code == 200
+    assert response.json() == {"hooks": {}}
+    assert not Hook.objects.filter(agent=sre.agent).exists()
 
 
 @pytest.mark.django_db

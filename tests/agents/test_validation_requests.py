@@ -133,6 +133,30 @@ def test_agent_hooks_endpoint_reports_malformed_json_in_the_error_shape(sre):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("url", [URL, HOOKS_URL])
+def test_chunked_body_without_content_length_is_a_411_and_changes_nothing(sre, url):
+    from agents.models import Hook
+    from agents.services import agent_hooks_replace
+
+    agent_hooks_replace(
+        actor=None, agent=sre.agent, document={"hooks": {"Stop": [{"prompt": "Done?"}]}}
+    )
+    # What a streaming client sends: no Content-Length, the body framed by chunked encoding.
+    response = Client().generic(
+        "PUT",
+        url,
+        SEED_CUSTOM_AGENT_YAML,
+        content_type="application/yaml",
+        CONTENT_LENGTH="",
+        HTTP_TRANSFER_ENCODING="chunked",
+        **sre.headers(),
+    )
+    assert "Content-Length" in _error(response, 411, "length_required")["message"]
+    assert Hook.objects.filter(agent=sre.agent, custom_agent=None).count() == 1
+    assert not CustomAgent.objects.exists()
+
+
+@pytest.mark.django_db
 def test_unsupported_method_is_a_405_in_the_error_shape(sre):
     response = Client().post(URL, "{}", content_type="application/json", **sre.headers())
     _error(response, 405, "method_not_allowed")
