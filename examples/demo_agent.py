@@ -165,6 +165,7 @@ async def demo(
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("agent_framework").setLevel(logging.WARNING)
     url = os.environ.get("CONSOLE_URL", "http://127.0.0.1:8000")
     token = os.environ.get("CONSOLE_TOKEN", "")
     if not token:

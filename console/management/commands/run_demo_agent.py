@@ -53,6 +53,7 @@ class Command(BaseCommand):
         )
         logging.basicConfig(level=logging.INFO, format="%(asctime)s demo-agent %(message)s")
         logging.getLogger("httpx").setLevel(logging.WARNING)
+        logging.getLogger("agent_framework").setLevel(logging.WARNING)
         self.stdout.write(f"Demo agent {slug} → {options['console']} (Ctrl-C to stop)")
         demo = load_demo()
         try:
