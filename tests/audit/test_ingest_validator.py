@@ -1,0 +1,75 @@
+"""The record validator: the SDK's own schema, and the compiled accelerator agreeing with it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from audit import ingest
+from tests.audit.record_wires import sdk_session
+
+
+def corpus() -> list[tuple[dict[str, Any], bool]]:
+    valid = sdk_session(["ls", "audit", "rm", "redact", "crash", "deploy"])
+    valid += sdk_session(["deploy"], approval="expire")
+    cases: list[tuple[dict[str, Any], bool]] = [(wire, True) for wire in valid]
+    base = valid[4]
+    mutations = [
+        lambda r: r.update(context={"x": 1}),
+        lambda r: r.update(target="payload"),
+        lambda r: r.pop("verdict"),
+        lambda r: r.update(sequence=1.5),
+        lambda r: r.update(sequence=2**64),
+        lambda r: r.update(interception_point="pre_everything"),
+        lambda r: r.update(mode="relaxed"),
+        lambda r: r.update(identity_provider="JCS"),
+        lambda r: r.update(identity_provider=None),
+        lambda r: r["verdict"].update(decision="warn"),
+        lambda r: r["verdict"].pop("decision"),
+        lambda r: r["verdict"].update(transform={"path": "$target.x", "value": "secret"}),
+        lambda r: r["verdict"].update(approval={"args": {"x": 1}}),
+        lambda r: r["verdict"].update(message="m" * 257),
+        lambda r: r["composition"].update(profile="random"),
+        lambda r: r.update(resolved_by="maybe"),
+        lambda r: r.update(decided_by=-1),
+        lambda r: r.update(session_id="s" * 201),
+        lambda r: r.update(declaration="agent-hooks-declaration/one"),
+        lambda r: r.update(verdicts=[{"index": 0, "decision": "allow", "args": {}}]),
+        lambda r: r.update(trace={"trace_id": "t", "baggage": "x"}),
+    ]
+    for mutate in mutations:
+        record = copy.deepcopy(base)
+        mutate(record)
+        cases.append((record, False))
+    return cases
+
+
+def test_the_schema_is_the_sdks_own_file():
+    documents = ingest._schema_documents()
+    path = ingest.SCHEMA_DIR / ingest.RECORD_SCHEMA_FILE
+    assert documents[ingest.RECORD_SCHEMA_FILE] == json.loads(path.read_text())
+    assert "agent_hooks" in str(path)
+
+
+@pytest.mark.parametrize(("record", "valid"), corpus())
+def test_reference_and_accelerator_agree(record, valid):
+    reference = ingest.record_validator().is_valid(record)
+    fast = ingest.record_fast_validator()
+    assert reference is valid
+    assert fast is None or fast.is_valid(record) is valid
+    assert (ingest.record_errors(record) == []) is valid
+
+
+def test_validators_are_compiled_once_per_process():
+    assert ingest.record_validator() is ingest.record_validator()
+    assert ingest.record_fast_validator() is ingest.record_fast_validator()
+
+
+def test_errors_point_at_the_offending_member():
+    record = sdk_session(["ls"])[0]
+    record["verdict"]["decision"] = "warn"
+    [(pointer, message)] = ingest.record_errors(record)
+    assert pointer == "/verdict/decision" and "warn" in message
