@@ -150,17 +150,14 @@ def test_portable_path_writes_the_same_content_as_copy(alice, data, fmt):
     qs = records_filter({"agent": "sre-agent"}, user=alice)
     copied = b"".join(export.stream_copy(qs, fmt, b"")).decode()
     portable = b"".join(export.stream_python(qs, fmt, b"")).decode()
-    if fmt == "csv":
-        parse = lambda text: [
-            parse_csv_row(r)
-            for r in csv.DictReader(
-                io.StringIO(
-                    ",".join(export.COLUMNS) + "\n" + "".join(text.splitlines(keepends=True)[:-1])
-                )
-            )
-        ]  # noqa: E731
-    else:
-        parse = lambda text: [json.loads(line) for line in text.splitlines()[:-1]]  # noqa: E731
+
+    def parse(text: str) -> list[dict[str, Any]]:
+        body = text.splitlines(keepends=True)[:-1]
+        if fmt == "jsonl":
+            return [json.loads(line) for line in body]
+        header = ",".join(export.COLUMNS) + "\n"
+        return [parse_csv_row(r) for r in csv.DictReader(io.StringIO(header + "".join(body)))]
+
     assert parse(copied) == parse(portable)
     assert copied.splitlines()[-1] == portable.splitlines()[-1]
 
