@@ -155,3 +155,28 @@ async def test_evaluate_only_lets_the_result_through_and_injects_nothing(governe
     assert message_texts(client.requests[1], role="user") == ["go"]
     post = next(r for r in hooks.last_records if r.interception_point.value == "post_tool_call")
     assert post.verdict.decision.value == "deny" and post.mode.value == "evaluate_only"
+
+
+async def test_post_tool_use_hooks_run_only_after_a_successful_tool(governed):
+    hooks = governed({"PostToolUse": [block_hook("*", "hook-ran")]}).hooks()
+
+    @tool(name="Broken", description="Always fails.")
+    def broken(command: str) -> str:
+        raise RuntimeError("tool exploded")
+
+    client = ScriptedChatClient([tool_call("Broken", {"command": "x"}, "c1"), say("ok")])
+    agent = Agent(client=client, name="sre", tools=[broken], middleware=[hooks.middleware()])
+    await hooks.run(agent, "go")
+    await hooks.aclose()
+    seen = " ".join(tool_messages(client.requests[1]))
+    assert "hook-ran" not in seen
+    assert "Error" in seen
+
+
+async def test_running_the_agent_outside_hooks_run_fails_closed(governed):
+    hooks = governed().hooks()
+    ran: list[str] = []
+    client, agent = bash_agent(hooks, [tool_call("Bash", {"command": "ls"}, "c1"), say("ok")], ran)
+    with pytest.raises(RuntimeError, match="hooks.run"):
+        await agent.run("go")
+    assert ran == [] and client.requests == []
