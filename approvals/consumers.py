@@ -35,7 +35,8 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         await self.channel_layer.group_add(REVIEWERS_GROUP, self.channel_name)
         self.joined = True
         await self.accept()
-        await self.send(text_data=await database_sync_to_async(frames.resync)(user, self.view))
+        for frame in await database_sync_to_async(frames.resync)(user, self.view):
+            await self.send(text_data=frame)
 
     async def disconnect(self, code: int) -> None:
         if self.joined:
@@ -45,8 +46,7 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         """Decisions go through HTTP (CSRF, the same service as the API); nothing to do here."""
 
     async def escalation_changed(self, event: dict[str, Any]) -> None:
-        html = await database_sync_to_async(frames.change)(
+        for frame in await database_sync_to_async(frames.change)(
             self.user, self.view, event["id"], event["kind"]
-        )
-        if html:
-            await self.send(text_data=html)
+        ):
+            await self.send(text_data=frame)

@@ -5,6 +5,10 @@
 - updated: the row replaced (a vote that did not decide);
 - decided: the row deleted, everywhere.
 Rows are rendered per reviewer: scope, and whether this reviewer already voted.
+
+The counter and the table parts travel as separate messages: the extension parses each
+message as one fragment, and table elements after an inline element would be dropped by
+the HTML parser.
 """
 
 from __future__ import annotations
@@ -30,21 +34,21 @@ def row_context(user: Any) -> dict[str, Any]:
     return {"user": user, "now": timezone.now(), "csrf_token": ""}
 
 
-def resync(user: Any, view: str) -> str:
+def resync(user: Any, view: str) -> list[str]:
     parts = [counter(user)]
     if view == "inbox":
         rows = list(pending_for(user))
         parts.append(
             render_to_string(
                 "approvals/frames.html#resync", {**row_context(user), "escalations": rows}
-            )
+            ).strip()
         )
-    return "\n".join(parts)
+    return parts
 
 
-def change(user: Any, view: str, escalation_id: str, kind: str) -> str:
+def change(user: Any, view: str, escalation_id: str, kind: str) -> list[str]:
     if not escalations_visible_to(user).filter(pk=escalation_id).exists():
-        return ""  # another agent's escalation: nothing changes for this reviewer
+        return []  # another agent's escalation: nothing changes for this reviewer
     parts = [counter(user)]
     if view == "inbox":
         escalation = pending_row(user, escalation_id) if kind != "decided" else None
@@ -55,4 +59,4 @@ def change(user: Any, view: str, escalation_id: str, kind: str) -> str:
             parts.append(render_to_string("approvals/frames.html#created", context))
         else:
             parts.append(render_to_string("approvals/frames.html#updated", context))
-    return "\n".join(parts)
+    return [part.strip() for part in parts]

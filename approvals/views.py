@@ -84,14 +84,14 @@ def _row_or_nothing(request: HttpRequest, pk: UUID, extra: dict[str, Any]) -> st
     if escalation is None:
         return ""
     context = {"escalation": escalation, "now": timezone.now(), **extra}
-    return render_to_string("approvals/inbox.html#row", context, request=request)
+    return render_to_string("approvals/inbox.html#row", context, request=request).strip()
 
 
 def _answer(request: HttpRequest, pk: UUID, level: str, text: str, **extra: Any) -> HttpResponse:
     if not request.htmx:  # type: ignore[attr-defined]
         getattr(messages, level)(request, text)
         return redirect("approvals:inbox")
-    return HttpResponse(_flash(level, text) + _row_or_nothing(request, pk, extra))
+    return HttpResponse(_row_or_nothing(request, pk, extra) + _flash(level, text))
 
 
 @login_required
@@ -161,4 +161,4 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         {"escalations": list(pending_for(request.user)), "now": timezone.now()},
         request=request,
     )
-    return HttpResponse(_flash(level, text) + rows)
+    return HttpResponse(rows + _flash(level, text))

@@ -1,0 +1,209 @@
+"""The reviewer pages: /approvals/ (inbox), decisions from it, bulk decisions, /approvals/history/."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from approvals import services
+from approvals.models import EscalationStatus
+from tests.approvals.conftest import TOOL_SCHEMA
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(reviewer_client, escalate):
+    escalate(
+        "restart_service",
+        {"service": "payments"},
+        custom_agent="my_hooked_agent",
+        session_id="sess-42",
+        turn=3,
+        transcript="user: please restart payments",
+    )
+    page = reviewer_client.get("/approvals/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    for fact in (
+        "sre-agent",
+        "my_hooked_agent",
+        "restart_service",
+        "&quot;payments&quot;",
+        "approval_required",
+        "sess-42",
+        "turn 3",
+        "please restart payments",
+        'class="countdown"',
+        "Keyboard shortcuts",
+        'ws-connect="/ws/approvals/?view=inbox"',
+    ):
+        assert fact in html, fact
+
+
+def test_auditors_outsiders_and_anonymous_cannot_open_the_inbox(
+    auditor_client, outsider_client, client
+):
+    assert auditor_client.get("/approvals/").status_code == 403
+    assert outsider_client.get("/approvals/").status_code == 403
+    assert client.get("/approvals/").status_code == 302
+    assert auditor_client.get("/approvals/history/").status_code == 403
+
+
+def test_nav_counter_shows_pending_count_for_reviewers(reviewer_client, auditor_client, escalate):
+    escalate()
+    escalate("scale_deployment")
+    html = reviewer_client.get("/approvals/history/").content.decode()
+    assert '<span id="nav-pending-count" class="count">2</span>' in html
+    assert 'ws-connect="/ws/approvals/?view=nav"' in html
+    assert (
+        "nav-pending-count" not in auditor_client.get("/accounts/password_change/").content.decode()
+    )
+
+
+def test_inbox_query_count_does_not_grow_with_rows(reviewer_client, escalate):
+    escalate()
+    with CaptureQueriesContext(connection) as few:
+        reviewer_client.get("/approvals/")
+    for n in range(5):
+        escalate("restart_service", {"service": f"s{n}"})
+    with CaptureQueriesContext(connection) as many:
+        reviewer_client.get("/approvals/")
+    assert len(many) == len(few)
+
+
+def test_htmx_approve_removes_the_row_and_flashes(reviewer_client, escalate):
+    escalation = escalate()
+    response = reviewer_client.post(
+        f"/approvals/{escalation.pk}/decision/", {"outcome": "approve"}, **HTMX
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f'id="esc-{escalation.pk}"' not in html  # empty main content: the row goes
+    assert html.startswith("<template>") and 'id="flash"' in html and "approved" in html
+    escalation.refresh_from_db()
+    assert escalation.status == EscalationStatus.APPROVED
+
+
+def test_reject_without_reason_re_renders_the_row_with_the_error(reviewer_client, escalate):
+    escalation = escalate()
+    response = reviewer_client.post(
+        f"/approvals/{escalation.pk}/decision/", {"outcome": "reject", "reason": ""}, **HTMX
+    )
+    html = response.content.decode()
+    assert html.startswith(f'<tr id="esc-{escalation.pk}"')
+    assert "/reason" in html and "errorlist" in html
+    escalation.refresh_from_db()
+    assert escalation.status == EscalationStatus.PENDING
+
+
+def test_edit_then_approve_from_the_form(reviewer_client, escalate):
+    escalation = escalate(tool_schema=TOOL_SCHEMA)
+    bad = reviewer_client.post(
+        f"/approvals/{escalation.pk}/decision/",
+        {"outcome": "approve", "args": '{"service": "api", "replicas": 50}'},
+        **HTMX,
+    )
+    assert "/args/replicas" in bad.content.decode()
+    not_json = reviewer_client.post(
+        f"/approvals/{escalation.pk}/decision/", {"outcome": "approve", "args": "{oops"}, **HTMX
+    )
+    assert "Not valid JSON" in not_json.content.decode()
+    reviewer_client.post(
+        f"/approvals/{escalation.pk}/decision/",
+        {"outcome": "approve", "args": '{"service": "api", "replicas": 2}'},
+        **HTMX,
+    )
+    escalation.refresh_from_db()
+    assert escalation.status == EscalationStatus.APPROVED
+    assert escalation.approved_arguments == {"service": "api", "replicas": 2}
+
+
+def test_plain_form_post_redirects_back_with_a_message(reviewer_client, escalate):
+    escalation = escalate()
+    response = reviewer_client.post(
+        f"/approvals/{escalation.pk}/decision/", {"outcome": "reject", "reason": "nope"}
+    )
+    assert response.status_code == 302 and response["Location"] == "/approvals/"
+    follow = reviewer_client.get("/approvals/").content.decode()
+    assert "rejected" in follow
+
+
+def test_deciding_twice_in_the_ui_reports_the_conflict(reviewer_client, admin_client, escalate):
+    escalation = escalate()
+    admin_client.post(f"/approvals/{escalation.pk}/decision/", {"outcome": "approve"}, **HTMX)
+    html = reviewer_client.post(
+        f"/approvals/{escalation.pk}/decision/", {"outcome": "approve"}, **HTMX
+    ).content.decode()
+    assert "already approved" in html and "msg-error" in html
+
+
+def test_auditor_cannot_decide_from_the_ui(auditor_client, escalate):
+    escalation = escalate()
+    response = auditor_client.post(f"/approvals/{escalation.pk}/decision/", {"outcome": "approve"})
+    assert response.status_code == 403
+
+
+def test_restricted_reviewer_gets_404_for_other_agents(
+    reviewer_client, rita, alice, other, escalate
+):
+    services.reviewer_scope_set(actor=alice, user=rita, agents=[other.agent])
+    escalation = escalate()
+    response = reviewer_client.post(f"/approvals/{escalation.pk}/decision/", {"outcome": "approve"})
+    assert response.status_code == 404
+    assert "restart_service" not in reviewer_client.get("/approvals/").content.decode()
+
+
+def test_bulk_approve_and_reject(reviewer_client, escalate):
+    first, second, third = (
+        escalate(),
+        escalate("scale_deployment"),
+        escalate("restart_service", {"service": "x"}),
+    )
+    response = reviewer_client.post(
+        "/approvals/bulk/", {"outcome": "approve", "ids": [first.pk, second.pk]}, **HTMX
+    )
+    html = response.content.decode()
+    assert "2 approved." in html and f'id="esc-{third.pk}"' in html
+    assert f'id="esc-{first.pk}"' not in html
+    refused = reviewer_client.post(
+        "/approvals/bulk/", {"outcome": "reject", "ids": [third.pk]}, **HTMX
+    )
+    assert "needs a reason" in refused.content.decode()
+    reviewer_client.post(
+        "/approvals/bulk/", {"outcome": "reject", "reason": "batch no", "ids": [third.pk]}, **HTMX
+    )
+    for escalation, status in ((first, "approved"), (second, "approved"), (third, "rejected")):
+        escalation.refresh_from_db()
+        assert escalation.status == status
+
+
+def test_history_filters_by_status_agent_reviewer_and_date(
+    reviewer_client, rita, alice, escalate, other
+):
+    approved = escalate()
+    rejected = escalate("scale_deployment")
+    escalate(agent=other)
+    services.escalation_decide(escalation=approved, actor=rita, outcome="approve")
+    services.escalation_decide(escalation=rejected, actor=alice, outcome="reject", reason="no")
+
+    html = reviewer_client.get("/approvals/history/?status=rejected").content.decode()
+    assert "scale_deployment" in html and "Approved" not in html.split("<tbody>")[1]
+    html = reviewer_client.get("/approvals/history/?reviewer=rita").content.decode()
+    body = html.split("<tbody>")[1]
+    assert "Approved" in body and "Rejected" not in body
+    html = reviewer_client.get("/approvals/history/?agent=other-agent").content.decode()
+    body = html.split("<tbody>")[1]
+    assert "other-agent" in body and "sre-agent" not in body
+    today = approved.created_at.date().isoformat()
+    body = (
+        reviewer_client.get(f"/approvals/history/?since={today}&until={today}")
+        .content.decode()
+        .split("<tbody>")[1]
+    )
+    assert body.count("<tr>") == 3
+    body = (
+        reviewer_client.get("/approvals/history/?until=2000-01-01")
+        .content.decode()
+        .split("<tbody>")[1]
+    )
+    assert "No escalations match" in body
