@@ -70,6 +70,25 @@ def _record_change(
     return revision
 
 
+def _lock_agent(agent: Agent) -> None:
+    """Serialize configuration writes per agent: every write takes the agent row first, so
+    concurrent replacements cannot interleave (hook keys are unique) or deadlock."""
+    Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk", flat=True).first()
+
+
+def _lock_hook(hook: Hook) -> None:
+    """Take the agent lock, then reload `hook`; a replacement keeps keys but not rows, so a
+    hook replaced or deleted meanwhile is refused rather than written blind."""
+    _lock_agent(hook.agent)
+    try:
+        hook.refresh_from_db()
+    except Hook.DoesNotExist:
+        raise ValidationFailed(
+            Problems(errors={"/key": [f"Hook {hook.key} changed meanwhile; reload and retry."]}),
+            "The hook changed meanwhile.",
+        ) from None
+
+
 def _scope_label(custom_agent: CustomAgent | None) -> str:
     return f"custom agent {custom_agent.name}" if custom_agent else "agent level"
 
@@ -130,6 +149,7 @@ def agent_set_mode(*, actor: Any, agent: Agent, mode: str) -> Agent:
         raise ValidationFailed(
             Problems(errors={"/mode": [f"mode must be one of {', '.join(Mode.values)}."]})
         )
+    _lock_agent(agent)
     if agent.mode == mode:
         return agent
     before = agent.mode
@@ -189,6 +209,7 @@ def agent_hooks_replace(*, actor: Any, agent: Agent, document: Any) -> dict[str,
     if problems.errors:
         raise ValidationFailed(problems)
     with transaction.atomic():
+        _lock_agent(agent)
         _replace_hooks(agent, None, hooks)
         _record_change(
             actor=actor,
@@ -208,6 +229,7 @@ def hook_create(
         problems.error("/event", "event must be Stop, PostToolUse or PreToolUse.")
     if hook_input is None or problems.errors:
         raise ValidationFailed(problems, "The hook is invalid.")
+    _lock_agent(agent)
     position = Hook.objects.filter(agent=agent, custom_agent=custom_agent, event=event).aggregate(
         m=Max("position")
     )["m"]
@@ -237,6 +259,7 @@ def hook_update(
     hook_input, problems = validate_hook(raw, event=hook.event)
     if hook_input is None or problems.errors:
         raise ValidationFailed(problems, "The hook is invalid.")
+    _lock_hook(hook)
     hook.definition = hook_input.definition
     hook.enabled = hook_input.enabled
     hook.save(update_fields=["definition", "enabled", "updated_at"])
@@ -253,6 +276,7 @@ def hook_update(
 
 @transaction.atomic
 def hook_set_enabled(*, actor: Any, hook: Hook, enabled: bool) -> Hook:
+    _lock_hook(hook)
     if hook.enabled == enabled:
         return hook
     hook.enabled = enabled
@@ -271,6 +295,7 @@ def hook_set_enabled(*, actor: Any, hook: Hook, enabled: bool) -> Hook:
 @transaction.atomic
 def hook_move(*, actor: Any, hook: Hook, offset: int) -> Hook:
     """Move a hook up (offset -1) or down (+1) within its event's list."""
+    _lock_hook(hook)
     siblings = list(
         Hook.objects.select_for_update()
         .filter(agent=hook.agent, custom_agent=hook.custom_agent, event=hook.event)
@@ -298,6 +323,7 @@ def hook_move(*, actor: Any, hook: Hook, offset: int) -> Hook:
 
 @transaction.atomic
 def hook_delete(*, actor: Any, hook: Hook) -> None:
+    _lock_hook(hook)
     agent, custom_agent, key, event = hook.agent, hook.custom_agent, hook.key, hook.event
     siblings = Hook.objects.filter(
         agent=agent, custom_agent=custom_agent, event=event, position__gt=hook.position
@@ -329,6 +355,7 @@ def custom_agent_put(
             )
         )
     with transaction.atomic():
+        _lock_agent(agent)
         custom_agent, created = CustomAgent.objects.select_for_update().get_or_create(
             agent=agent, name=name
         )
@@ -358,6 +385,7 @@ def custom_agent_create(
     handoff_description: str = "",
     enable_vanilla_mode: bool = False,
 ) -> CustomAgent:
+    _lock_agent(agent)
     problems = Problems()
     validate_name(name, "/name", problems)
     if not problems.errors and CustomAgent.objects.filter(agent=agent, name=name).exists():
@@ -391,6 +419,7 @@ def custom_agent_update(
     handoff_description: str,
     enable_vanilla_mode: bool,
 ) -> CustomAgent:
+    _lock_agent(custom_agent.agent)
     custom_agent.instructions = instructions
     custom_agent.handoff_description = handoff_description
     custom_agent.enable_vanilla_mode = enable_vanilla_mode
@@ -411,6 +440,7 @@ def custom_agent_update(
 @transaction.atomic
 def custom_agent_delete(*, actor: Any, custom_agent: CustomAgent) -> None:
     agent, name = custom_agent.agent, custom_agent.name
+    _lock_agent(agent)
     custom_agent.delete()
     _record_change(
         actor=actor,
@@ -426,6 +456,7 @@ def custom_agent_delete(*, actor: Any, custom_agent: CustomAgent) -> None:
 def revision_rollback(*, actor: Any, revision: ConfigRevision) -> ConfigRevision:
     """Restore a scope to what `revision` recorded; the restore is itself a new revision."""
     agent = revision.agent
+    _lock_agent(agent)
     snapshot = revision.snapshot or {}
     if revision.scope == ConfigRevision.Scope.AGENT:
         hooks, problems = validate_hooks_map(snapshot.get("hooks"), base="/hooks")

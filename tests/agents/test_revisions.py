@@ -4,6 +4,7 @@ same transaction; rollback restores a scope and is itself a new revision."""
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from agents import services
 from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
 from agents.selectors import agent_level_hooks, custom_agent_as_document
+from agents.validation import ValidationFailed
 from audit.models import GovernanceEvent
 
 STOP_PROMPT = {"type": "prompt", "prompt": "Finished?"}
@@ -317,8 +319,98 @@ def test_setting_the_same_mode_again_writes_nothing(sre):
 
 @pytest.mark.django_db
 def test_unknown_mode_is_refused(sre):
-    from agents.validation import ValidationFailed
-
     with pytest.raises(ValidationFailed) as refused:
         services.agent_set_mode(actor=None, agent=sre.agent, mode="audit")
     assert list(refused.value.fields) == ["/mode"]
+
+
+def _concurrently(
+    work: Callable[[int, int], object], *, threads: int = 3, rounds: int = 10
+) -> list[str]:
+    """Run `work(thread, round)` from several threads at once; return the errors raised."""
+    errors: list[str] = []
+    barrier = threading.Barrier(threads)
+
+    def run(n: int) -> None:
+        try:
+            barrier.wait(timeout=10)
+            for i in range(rounds):
+                work(n, i)
+        except Exception as exc:  # collected for the assertion below
+            errors.append(repr(exc))
+        finally:
+            connection.close()
+
+    pool = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in pool)
+    return errors
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_replacements_of_agent_hooks_are_serialized(sre):
+    def replace(n: int, i: int) -> None:
+        services.agent_hooks_replace(
+            actor=None,
+            agent=sre.agent,
+            document={"hooks": {"Stop": [{"prompt": f"{n}/{i}"}], "PostToolUse": [POST_AUDIT]}},
+        )
+
+    assert _concurrently(replace) == []
+    assert Hook.objects.filter(agent=sre.agent).count() == 2
+    numbers = list(ConfigRevision.objects.filter(agent=sre.agent).values_list("number", flat=True))
+    assert sorted(numbers) == list(range(1, len(numbers) + 1))
+    assert Agent.objects.get(pk=sre.agent.pk).revision == len(numbers) == 1 + 3 * 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_puts_and_hook_moves_neither_fail_nor_deadlock(sre):
+    services.custom_agent_put(actor=None, agent=sre.agent, name="my_hooked_agent", document=_seed())
+    _hook(sre.agent)
+    _second_hook(sre.agent)
+
+    def mixed(n: int, i: int) -> None:
+        if n == 0:
+            services.custom_agent_put(
+                actor=None, agent=sre.agent, name="my_hooked_agent", document=_seed()
+            )
+        elif n == 1:
+            hook = Hook.objects.filter(agent=sre.agent, custom_agent=None).order_by("position")
+            try:
+                services.hook_move(actor=None, hook=hook.last(), offset=-1)
+            except ValidationFailed as refused:
+                # Replaced between the read and the lock: refused by name, not a crash.
+                assert list(refused.fields) == ["/key"]
+        else:
+            services.agent_hooks_replace(
+                actor=None,
+                agent=sre.agent,
+                document={"hooks": {"Stop": [STOP_PROMPT, {"prompt": f"{i}"}]}},
+            )
+
+    assert _concurrently(mixed) == []
+    assert Hook.objects.filter(agent=sre.agent, custom_agent=None).count() == 2
+    assert Hook.objects.filter(custom_agent__name="my_hooked_agent").count() == 2
+
+
+@pytest.mark.django_db
+def test_editing_a_hook_that_was_replaced_meanwhile_is_refused(sre):
+    stale = _hook(sre.agent)
+    services.agent_hooks_replace(
+        actor=None, agent=sre.agent, document={"hooks": {"Stop": [{"prompt": "New."}]}}
+    )
+    revisions, events = _counts()
+    for change in (
+        lambda: services.hook_update(actor=None, hook=stale, raw={"prompt": "Mine."}),
+        lambda: services.hook_set_enabled(actor=None, hook=stale, enabled=False),
+        lambda: services.hook_move(actor=None, hook=stale, offset=1),
+        lambda: services.hook_delete(actor=None, hook=stale),
+    ):
+        with pytest.raises(ValidationFailed) as refused:
+            change()
+        assert "changed meanwhile" in refused.value.fields["/key"][0]
+    assert _counts() == (revisions, events)
+    assert Hook.objects.get(agent=sre.agent).definition["prompt"] == "New."
