@@ -343,17 +343,21 @@ def custom_agent_put(
     *, actor: Any, agent: Agent, name: str, document: Any
 ) -> tuple[CustomAgent, bool, dict[str, list[str]]]:
     """Create or replace a custom agent from its v2 document. Returns (custom agent, created, warnings)."""
-    parsed = validate_document(document)
-    if parsed.name != name:
-        raise ValidationFailed(
-            Problems(
-                errors={
-                    "/metadata/name": [
-                        f"metadata.name {parsed.name!r} does not match the URL name {name!r}."
-                    ]
-                }
-            )
-        )
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    given = metadata.get("name") if isinstance(metadata, dict) else None
+    mismatch = (
+        f"metadata.name {given!r} does not match the URL name {name!r}."
+        if isinstance(given, str) and given and given != name
+        else None
+    )
+    try:
+        parsed = validate_document(document)
+    except ValidationFailed as exc:
+        if mismatch:  # reported together with every other problem of the document
+            exc.fields.setdefault("/metadata/name", []).append(mismatch)
+        raise
+    if mismatch:
+        raise ValidationFailed(Problems(errors={"/metadata/name": [mismatch]}))
     with transaction.atomic():
         _lock_agent(agent)
         custom_agent, created = CustomAgent.objects.select_for_update().get_or_create(

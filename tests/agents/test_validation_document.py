@@ -208,6 +208,15 @@ def test_every_error_of_a_document_is_reported_together(sre):
 
 
 @pytest.mark.django_db
+def test_name_mismatch_is_reported_with_the_documents_other_errors(sre):
+    document = _seed()
+    document["kind"] = "Agent"
+    fields = _fields(_put(sre, document, url="/api/v2/extendedAgent/agents/another_name"))
+    assert set(fields) == {"/kind", "/metadata/name"}
+    assert "does not match the URL name" in fields["/metadata/name"][0]
+
+
+@pytest.mark.django_db
 def test_warnings_appear_only_when_there_are_some(sre):
     clean = _put(sre, _seed())
     assert clean.status_code == 201
