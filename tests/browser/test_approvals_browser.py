@@ -1,0 +1,89 @@
+"""Real Chromium against a real daphne server: a reviewer sees an escalation arrive live, edits
+an argument and approves; the agent's waiting long-poll returns the edited arguments."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from approvals.models import Escalation, EscalationStatus
+from tests.approvals.conftest import TOOL_SCHEMA, approval_request, resolution_errors
+from tests.approvals.live_server import daphne_server
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(180)
+@pytest.mark.django_db(transaction=True)
+def test_reviewer_edits_and_approves_a_live_escalation(rita, sre):
+    with daphne_server() as base, sync_playwright() as playwright:
+        agent = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {sre.token}"})
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(15_000)
+        page.goto(f"{base}/accounts/login/")
+        page.fill("#id_username", "rita")
+        page.fill("#id_password", "pw-rita")
+        page.click("button[type=submit]")
+        page.goto(f"{base}/approvals/")
+        expect(page.locator("#live-state")).to_have_text("live")
+        page.evaluate("window.__sameDocument = true")
+
+        created = agent.post(
+            "/api/v1/escalations",
+            json={
+                "request": approval_request("scale_deployment", {"service": "web", "replicas": 8}),
+                "meta": {"tool_schema": TOOL_SCHEMA, "transcript": "user: scale web up"},
+            },
+        )
+        assert created.status_code == 201, created.text
+        escalation_id = created.json()["id"]
+        row = page.locator(f"#esc-{escalation_id}")
+        expect(row).to_be_visible()
+        expect(row).to_contain_text("scale_deployment")
+        expect(page.locator("#nav-pending-count")).to_have_text("1")
+
+        answers: list[httpx.Response] = []
+        poller = threading.Thread(
+            target=lambda: answers.append(
+                agent.get(f"/api/v1/escalations/{escalation_id}", params={"wait": 30}, timeout=40)
+            )
+        )
+        poller.start()
+
+        row.locator("details.edit summary").click()
+        row.locator("textarea.args-edit").fill(json.dumps({"service": "web", "replicas": 3}))
+        row.get_by_role("button", name="Approve with these arguments").click()
+        expect(row).to_have_count(0)
+        expect(page.locator("#flash")).to_contain_text("approved with edited arguments")
+        expect(page.locator("#nav-pending-count")).to_have_text("")
+        assert page.evaluate("window.__sameDocument === true"), "the page reloaded"
+        browser.close()
+
+        poller.join(timeout=40)
+        agent.close()
+    assert answers, "the long-poll did not return"
+    body = answers[0].json()
+    assert body["status"] == "approved" and body["decided_by"] == "rita"
+    assert body["resolution"]["verdict"] == {
+        "decision": "transform",
+        "transform": {"path": "$target", "value": {"service": "web", "replicas": 3}},
+    }
+    assert resolution_errors(body["resolution"]) == []
+    escalation = Escalation.objects.get(pk=escalation_id)
+    assert escalation.status == EscalationStatus.APPROVED and escalation.arguments_edited
