@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -16,14 +17,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents import services
-from agents.models import Agent, CustomAgent
+from agents.models import Agent, CustomAgent, Hook
 from agents.selectors import (
     agent_level_hooks,
     custom_agent_as_document,
     get_agent_for_user,
     get_custom_agent,
 )
-from agents.validation import ValidationFailed
+from agents.validation import ValidationFailed, custom_agent_document
 from console.api import YAML_PARSERS, ApiError, JSONParser, YAMLRenderer
 from console.auth import IsAgentOrAdmin
 
@@ -38,6 +39,17 @@ def invalid(exc: ValidationFailed) -> ApiError:
 
 def with_warnings(body: dict[str, Any], warnings: dict[str, list[str]]) -> dict[str, Any]:
     return {**body, "warnings": warnings} if warnings else body
+
+
+def _document(custom_agent: CustomAgent) -> dict[str, Any]:
+    """The v2 document of a custom agent whose hooks were prefetched in order."""
+    return custom_agent_document(
+        name=custom_agent.name,
+        instructions=custom_agent.instructions,
+        handoff_description=custom_agent.handoff_description,
+        enable_vanilla_mode=custom_agent.enable_vanilla_mode,
+        hooks=[(hook.event, hook.definition, hook.enabled) for hook in custom_agent.hooks.all()],
+    )
 
 
 def request_agent(request: Request) -> Agent:
@@ -68,8 +80,13 @@ class CustomAgentListApi(_AgentConfigView):
     )
     def get(self, request: Request) -> Response:
         agent = request_agent(request)
-        items = CustomAgent.objects.filter(agent=agent).order_by("name")
-        return Response({"value": [custom_agent_as_document(item) for item in items]})
+        hooks = Hook.objects.order_by("event", "position", "id")
+        items = (
+            CustomAgent.objects.filter(agent=agent)
+            .order_by("name")
+            .prefetch_related(Prefetch("hooks", queryset=hooks))
+        )
+        return Response({"value": [_document(item) for item in items]})
 
 
 class CustomAgentDetailApi(_AgentConfigView):

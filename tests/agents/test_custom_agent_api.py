@@ -307,3 +307,31 @@ def test_admin_personal_token_works_like_a_session(alice, sre):
         HTTP_AUTHORIZATION=f"Bearer {token}",
     )
     assert response.status_code == 201
+
+
+def _list_queries(agent) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        response = Client().get(LIST_URL, **agent.headers())
+    assert response.status_code == 200
+    return len(queries)
+
+
+@pytest.mark.django_db
+def test_list_query_count_does_not_grow_with_custom_agents(sre):
+    client = Client()
+    _put_seed(sre)
+    one = _list_queries(sre)
+    for index in range(5):
+        document = _seed()
+        document["metadata"]["name"] = f"helper-{index}"
+        client.put(
+            f"{LIST_URL}/helper-{index}",
+            json.dumps(document),
+            content_type="application/json",
+            **sre.headers(),
+        )
+    assert len(client.get(LIST_URL, **sre.headers()).json()["value"]) == 6
+    assert _list_queries(sre) == one
