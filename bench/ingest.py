@@ -1,0 +1,176 @@
+"""Audit benchmark: record ingest through the real HTTP endpoint vs raw psycopg COPY.
+
+    .venv/bin/python bench/ingest.py [--records 200000] [--batch 500] [--clients 4] [--servers 2]
+
+Record wires come from the real SDK (one session of `--batch` records, replicated with a
+fresh session id per batch). They are POSTed as `--batch`-item batches by `--clients`
+concurrent httpx tasks to `--servers` daphne processes on loopback (DEBUG=0, PostgreSQL
+bench database, Redis DB 6). Baseline in the same run: the same rows (already derived,
+so no Python work is timed) written with psycopg `COPY` into a scratch table with the
+same indexes (LIKE … INCLUDING ALL), and into one with no indexes. Then the pending
+records are sealed in-process to show the chain keeps up. Targets: HTTP ≥ 0.5× COPY
+into the indexed table, and ≥ 20,000 records/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from audit_common import (  # noqa: E402
+    bench_agent,
+    psycopg_conninfo,
+    setup_django,
+    start_daphne,
+    stop,
+)
+
+COPY_COLUMNS = (
+    "agent_id, received_at, custom_agent, session_id, sequence, interception_point, mode, "
+    "decision, outcome, reason, resolved_by, decided_by, decided_hook, fold_truncated, "
+    "input_identity, enforced_identity, timestamp, hook_ids, tool_name, framework, revision, raw"
+)
+
+
+def make_bodies(records: int, batch: int) -> list[bytes]:
+    from tests.audit.record_wires import sdk_session
+
+    calls = ["Bash", "ReadFile", "rm", "GrepSearch", "deploy", "audit"]
+    wires = sdk_session([calls[i % len(calls)] for i in range(batch - 4)])
+    session = wires[0]["session_id"]
+    template = json.dumps(
+        [{"record": w, "meta": {"framework": "agent_framework", "revision": 3}} for w in wires]
+    )
+    return [template.replace(session, str(uuid.uuid4())).encode() for _ in range(records // batch)]
+
+
+async def post_all(bodies: list[bytes], token: str, ports: list[int], clients: int) -> float:
+    import httpx
+
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    for body in bodies:
+        queue.put_nowait(body)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    async def worker(index: int) -> None:
+        url = f"http://127.0.0.1:{ports[index % len(ports)]}/api/v1/records"
+        async with httpx.AsyncClient(timeout=60) as client:
+            while not queue.empty():
+                body = queue.get_nowait()
+                response = await client.post(url, content=body, headers=headers)
+                if response.status_code != 202:
+                    raise SystemExit(f"HTTP {response.status_code}: {response.text[:300]}")
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker(i) for i in range(clients)))
+    return time.perf_counter() - began
+
+
+def copy_rows(bodies: list[bytes], agent_id: int) -> list[tuple[object, ...]]:
+    import datetime as dt
+
+    from audit.ingest import batch_rows
+    from audit.services import _pg_array_literal
+
+    now = dt.datetime.now(dt.UTC)
+    out = []
+    for body in bodies:
+        for r in batch_rows(json.loads(body)):
+            out.append(
+                (
+                    agent_id, now, r.custom_agent, r.session_id, r.sequence,
+                    r.interception_point, r.mode, r.decision, r.outcome, r.reason,
+                    r.resolved_by, r.decided_by, r.decided_hook, r.fold_truncated,
+                    r.input_identity, r.enforced_identity, r.timestamp or now,
+                    _pg_array_literal(r.hook_ids), r.tool_name, r.framework, r.revision,
+                    json.dumps(r.raw, separators=(",", ":")),
+                )
+            )  # fmt: skip
+    return out
+
+
+def timed_copy(rows: list[tuple[object, ...]], *, indexed: bool) -> float:
+    import psycopg
+
+    with psycopg.connect(psycopg_conninfo()) as conn:
+        conn.execute("DROP TABLE IF EXISTS bench_scratch")
+        like = "INCLUDING ALL" if indexed else "INCLUDING DEFAULTS INCLUDING IDENTITY"
+        conn.execute(f"CREATE TABLE bench_scratch (LIKE audit_interceptionrecord {like})")
+        conn.commit()
+        began = time.perf_counter()
+        with conn.cursor() as cursor:
+            for start in range(0, len(rows), 500):  # same unit of work as one HTTP batch
+                with cursor.copy(f"COPY bench_scratch ({COPY_COLUMNS}) FROM STDIN") as copy:
+                    for row in rows[start : start + 500]:
+                        copy.write_row(row)
+                conn.commit()
+        elapsed = time.perf_counter() - began
+        conn.execute("DROP TABLE bench_scratch")
+        conn.commit()
+    return elapsed
+
+
+def main() -> None:
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--servers", type=int, default=2)
+    args = parser.parse_args()
+    setup_django()
+    from django.db import connection
+
+    from audit.chain import chain_seal
+    from audit.models import InterceptionRecord
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "TRUNCATE audit_recordseal, audit_recordsealpending, audit_chainhead, "
+            "audit_interceptionrecord"
+        )
+    agent, token = bench_agent("bench-ingest")
+    bodies = make_bodies(args.records, args.batch)
+    total = len(bodies) * args.batch
+    ports = [18700 + i for i in range(args.servers)]
+    procs = start_daphne(ports)
+    try:
+        asyncio.run(post_all(bodies[:4], token, ports, 2))  # warm-up, counted as duplicates
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE audit_recordsealpending, audit_interceptionrecord CASCADE")
+        http_seconds = asyncio.run(post_all(bodies, token, ports, args.clients))
+    finally:
+        stop(procs)
+    stored = InterceptionRecord.objects.filter(agent=agent).count()
+    assert stored == total, f"stored {stored} of {total}"
+    rows = copy_rows(bodies, agent.pk)
+    copy_indexed = timed_copy(rows, indexed=True)
+    copy_bare = timed_copy(rows, indexed=False)
+    began = time.perf_counter()
+    sealed = chain_seal(agent.pk)
+    seal_seconds = time.perf_counter() - began
+
+    http_rate, indexed_rate = total / http_seconds, total / copy_indexed
+    print(f"records: {total} in batches of {args.batch}, {args.clients} clients, "
+          f"{args.servers} daphne processes")  # fmt: skip
+    print(f"HTTP ingest           {http_rate:>10,.0f} records/s  ({http_seconds:.2f}s)")
+    print(f"COPY, same indexes    {indexed_rate:>10,.0f} rows/s     ({copy_indexed:.2f}s)")
+    print(f"COPY, no indexes      {total / copy_bare:>10,.0f} rows/s     ({copy_bare:.2f}s)")
+    print(f"ratio HTTP / COPY(same indexes) = {http_rate / indexed_rate:.2f}  (target >= 0.5)")
+    print(f"ratio HTTP / COPY(no indexes)   = {http_rate / (total / copy_bare):.2f}")
+    print(f"target >= 20,000 records/s: {'met' if http_rate >= 20_000 else 'NOT met'}")
+    print(f"sealing (in-process)  {sealed / seal_seconds:>10,.0f} records/s  ({sealed} sealed)")
+
+
+if __name__ == "__main__":
+    main()
