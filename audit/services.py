@@ -91,7 +91,7 @@ _PG_CASTS = {"hook_ids": "b.hook_ids::text[]", "raw": "b.raw::jsonb"}
 
 
 def _pg_insert_sql() -> str:
-    """One statement: insert the batch from column arrays, skip duplicates, and queue the
+    """The race fallback, one statement: insert the batch from column arrays, skip duplicates, and queue the
     stored ids for sealing. Params: the column arrays, then agent, now, agent, now."""
     arrays = ", ".join(f"%s::{kind}[]" for _name, kind in _PG_BATCH_COLUMNS)
     names = ", ".join(name for name, _kind in _PG_BATCH_COLUMNS)
@@ -132,7 +132,53 @@ def _pg_arrays(rows: list[RecordRow], now: dt.datetime) -> list[list[Any]]:
     return columns
 
 
+_PG_EXISTING_SQL = (
+    "SELECT r.session_id, r.sequence FROM audit_interceptionrecord r "
+    "JOIN unnest(%s::text[], %s::bigint[]) AS k(session_id, sequence) "
+    "ON r.session_id = k.session_id AND r.sequence = k.sequence WHERE r.agent_id = %s"
+)
+_PG_IDS_SQL = (
+    "SELECT nextval(pg_get_serial_sequence('audit_interceptionrecord', 'id')) "
+    "FROM generate_series(1, %s)"
+)
+_PG_COPY_SQL = (
+    "COPY audit_interceptionrecord (id, agent_id, received_at, "
+    + ", ".join(name for name, _kind in _PG_BATCH_COLUMNS)
+    + ") FROM STDIN"
+)
+
+
+def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
+    """COPY the (already de-duplicated) rows with pre-allocated ids; queue them for sealing."""
+    cursor.execute(_PG_IDS_SQL, [len(rows)])
+    ids = [found[0] for found in cursor.fetchall()]
+    names = [name for name, _kind in _PG_BATCH_COLUMNS]
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    with cursor.copy(_PG_COPY_SQL) as copy:
+        for pk, row in zip(ids, rows, strict=True):
+            values: list[Any] = [pk, agent.pk, now]
+            for name in names:
+                value = getattr(row, name)
+                if name == "hook_ids":
+                    value = _pg_array_literal(value)
+                elif name == "raw":
+                    value = dumps(value)
+                elif name == "timestamp" and value is None:
+                    value = now
+                values.append(value)
+            copy.write_row(values)
+    cursor.execute(
+        "INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
+        "VALUES (%s, %s::jsonb, %s)",
+        [agent.pk, json.dumps(ids), now],
+    )
+    return len(ids)
+
+
 def _store_postgresql(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
+    """Skip the keys already stored, COPY the rest (PostgreSQL's fastest write path). If a
+    concurrent request stores one of the same keys in between, the COPY fails on the
+    unique index and the batch goes again through INSERT … ON CONFLICT DO NOTHING."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config('lock_timeout', %s, true), "
@@ -146,7 +192,18 @@ def _store_postgresql(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> 
     assert raw_connection is not None
     # A server-side-binding cursor: the column arrays travel as binary parameters.
     with psycopg.Cursor(raw_connection) as cursor:
-        cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(rows, now), agent.pk, now, agent.pk, now])
+        keys = [[row.session_id for row in rows], [row.sequence for row in rows], agent.pk]
+        cursor.execute(_PG_EXISTING_SQL, keys)
+        existing = {(session_id, sequence) for session_id, sequence in cursor.fetchall()}
+        fresh = [row for row in rows if row.key not in existing]
+        if not fresh:
+            return 0
+        try:
+            with transaction.atomic():
+                return _pg_copy(cursor, agent, fresh, now)
+        except psycopg.errors.UniqueViolation:
+            pass
+        cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(fresh, now), agent.pk, now, agent.pk, now])
         found = cursor.fetchone()
     return int(found[0]) if found else 0
 

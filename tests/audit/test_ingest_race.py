@@ -1,0 +1,46 @@
+"""Two requests storing the same record at once: each key is stored once, counts add up."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import psycopg
+import pytest
+from django.db import connection
+
+from audit.models import InterceptionRecord
+from tests.audit.record_wires import items, sdk_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_key_committed_by_a_concurrent_writer_mid_batch_is_counted_as_duplicate(client, sre):
+    batch = items(sdk_session(["ls", "rm"]))
+    first = batch[2]["record"]
+    s = connection.settings_dict
+    info = {"dbname": s["NAME"], "user": s["USER"], "host": s["HOST"], "port": s["PORT"]}
+    other = psycopg.connect(**{k: v for k, v in info.items() if v})
+    # The other writer holds one of the batch's keys uncommitted: our duplicate check
+    # cannot see it, our COPY then waits on the unique index until it commits.
+    other.execute(
+        "INSERT INTO audit_interceptionrecord (agent_id, custom_agent, session_id, sequence, "
+        "interception_point, mode, decision, outcome, reason, resolved_by, decided_hook, "
+        "input_identity, enforced_identity, timestamp, received_at, hook_ids, tool_name, "
+        "framework, revision, raw) VALUES (%s, '', %s, %s, 'input', 'enforce', 'allow', "
+        "'allowed', '', '', '', '', '', now(), now(), '{}', '', '', '', %s::jsonb)",
+        [sre.agent.pk, first["session_id"], first["sequence"], json.dumps(first)],
+    )
+    committer = threading.Timer(0.5, other.commit)
+    committer.start()
+    began = time.monotonic()
+    response = client.post(
+        "/api/v1/records", data=json.dumps(batch), content_type="application/json", **sre.headers()
+    )
+    committer.join()
+    other.close()
+    assert time.monotonic() - began >= 0.4  # it really waited for the other writer
+    assert response.status_code == 202, response.content
+    assert response.json() == {"accepted": len(batch) - 1, "duplicates": 1}
+    assert InterceptionRecord.objects.count() == len(batch)
