@@ -38,16 +38,27 @@ class Series:
     values: Sequence[float | None]
 
 
-def nice_max(value: float) -> float:
-    """The smallest 1/2/2.5/5 × 10^k at or above value (axes end on a round number)."""
+def nice_axis(value: float, *, ticks: int = 5, integer: bool = True) -> tuple[float, float]:
+    """(axis maximum, tick step): the step is 1, 2, 2.5 or 5 × 10^k giving about `ticks`
+    intervals, and the maximum the first multiple of the step at or above value. Counts
+    get whole-number steps."""
     if value <= 0:
-        return 1.0
-    exponent = math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
-        candidate = step * 10**exponent
-        if candidate >= value:
-            return float(candidate)
-    return float(10 ** (exponent + 1))
+        return 1.0, 1.0
+    raw = value / ticks
+    exponent = math.floor(math.log10(raw))
+    step = 10.0 ** (exponent + 1)
+    for multiple in (1, 2, 2.5, 5):
+        candidate = multiple * 10.0**exponent
+        if candidate >= raw and not (integer and candidate != int(candidate)):
+            step = candidate
+            break
+    if integer:
+        step = max(step, 1.0)
+    return step * math.ceil(value / step - 1e-9), step
+
+
+def nice_max(value: float) -> float:
+    return nice_axis(value)[0]
 
 
 def _fmt(value: float) -> str:
@@ -101,12 +112,13 @@ def _legend_height(series: Sequence[Series], width: float) -> float:
 
 
 def _y_axis(
-    top: float, bottom: float, left: float, right: float, y_max: float, unit: str = ""
+    top: float, bottom: float, left: float, right: float, axis: tuple[float, float], unit: str = ""
 ) -> list[str]:
+    y_max, step = axis
     parts = []
-    for i in range(5):
-        value = y_max * i / 4
-        y = bottom - (bottom - top) * i / 4
+    for i in range(round(y_max / step) + 1):
+        value = step * i
+        y = bottom - (bottom - top) * value / y_max
         parts.append(
             f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" '
             f'stroke="{"#c9d0db" if i == 0 else "#eceff4"}"/>'
@@ -117,12 +129,16 @@ def _y_axis(
 
 
 def _x_labels(categories: Sequence[str], left: float, step: float, y: float) -> list[str]:
+    """At most ~8 labels: every n-th category, and the last one when it has room."""
     every = max(1, math.ceil(len(categories) / 8))
+    last = len(categories) - 1
+    shown = [i for i in range(len(categories)) if i % every == 0]
+    if shown[-1] != last and last - shown[-1] >= max(2, every // 2 + 1):
+        shown.append(last)
     return [
         f'<text x="{left + step * (i + 0.5):.1f}" y="{y:.1f}" text-anchor="middle" '
-        f'fill="#5d6878">{escape(name)}</text>'
-        for i, name in enumerate(categories)
-        if i % every == 0 or i == len(categories) - 1
+        f'fill="#5d6878">{escape(categories[i])}</text>'
+        for i in shown
     ]
 
 
@@ -131,7 +147,7 @@ def stacked_bars(
     categories: Sequence[str],
     series: Sequence[Series],
     label: str,
-    width: int = 720,
+    width: int = 960,
     height: int = 260,
     empty_message: str = "No data in this period",
 ) -> SafeString:
@@ -142,12 +158,13 @@ def stacked_bars(
     legend_h = _legend_height(series, width - 60)
     top, left, right = 12 + legend_h + 8, 48, width - 8
     bottom = height - 24.0
-    y_max = nice_max(max(totals))
+    axis = nice_axis(max(totals))
+    y_max = axis[0]
     step = (right - left) / len(categories)
     bar_w = max(2.0, step * 0.7)
     parts = _open(width, height, label)
     parts += _legend(series, left, 20, width - 60)
-    parts += _y_axis(top, bottom, left, right, y_max)
+    parts += _y_axis(top, bottom, left, right, axis)
     for i, category in enumerate(categories):
         x = left + step * i + (step - bar_w) / 2
         base = float(bottom)
@@ -173,34 +190,42 @@ def horizontal_bars(
     rows: Sequence[tuple[str, Mapping[str, float]]],
     series: Sequence[Series],
     label: str,
-    width: int = 720,
+    width: int = 960,
     label_width: int = 260,
-    row_height: int = 24,
+    label_above: bool = False,
     empty_message: str = "No data in this period",
     links: Sequence[str] | None = None,
 ) -> SafeString:
     """One horizontal bar per row, stacked by series key; the total is printed at its end.
 
-    `series[].values` is ignored here: each row maps series key to its value. When `links`
-    is given, each row's label links to it (e.g. the search filtered to that row).
+    `series[].values` is ignored here: each row maps series key to its value. Labels sit
+    left of the bars in `label_width`, or above them (`label_above`, for long labels such as
+    deny messages). When `links` is given, each row's label links to it (e.g. the search
+    filtered to that row). The longest bar spans the plot.
     """
     if not rows:
         return _empty(width, 80, label, empty_message)
+    row_height = 38 if label_above else 24
+    bar_top, bar_height = (18, 13) if label_above else (4, 16)
     legend_h = _legend_height(series, width - 16) if len(series) > 1 else 0.0
     top = 8 + (legend_h + 10 if legend_h else 0)
-    height = int(top + row_height * len(rows) + 6)
-    left, right = label_width, width - 56
-    x_max = nice_max(max(sum(values.values()) for _, values in rows))
+    height = int(top + row_height * len(rows) + 4)
+    left = 8 if label_above else label_width
+    right = width - 48
+    x_max = max(sum(values.values()) for _, values in rows) or 1
     parts = _open(width, height, label)
     if legend_h:
         parts += _legend(series, 8, 18, width - 16)
-    max_chars = int((label_width - 12) / 7)
+    max_chars = int((width - 16) / 6.4) if label_above else int((label_width - 12) / 7)
     for i, (name, values) in enumerate(rows):
         y = top + row_height * i
         short = name if len(name) <= max_chars else name[: max_chars - 1] + "…"
+        if label_above:
+            position = f'x="{left}" y="{y + 12:.1f}"'
+        else:
+            position = f'x="{left - 8}" y="{y + row_height / 2 + 4:.1f}" text-anchor="end"'
         text = (
-            f'<text x="{left - 8}" y="{y + row_height / 2 + 4:.1f}" text-anchor="end" '
-            f'fill="#1c2330"><title>{escape(name)}</title>{escape(short)}</text>'
+            f'<text {position} fill="#1c2330"><title>{escape(name)}</title>{escape(short)}</text>'
         )
         if links:
             text = f'<a href="{escape(links[i])}">{text}</a>'
@@ -213,13 +238,13 @@ def horizontal_bars(
             w = (right - left) * value / x_max
             parts.append(
                 f'<rect class="bar" data-series="{escape(s.key)}" data-value="{_fmt(value)}" '
-                f'x="{x:.1f}" y="{y + 4:.1f}" width="{max(w, 1.5):.1f}" '
-                f'height="{row_height - 8}" rx="2" fill="{s.color}"><title>{escape(name)} · '
+                f'x="{x:.1f}" y="{y + bar_top:.1f}" width="{max(w, 1.5):.1f}" '
+                f'height="{bar_height}" rx="2" fill="{s.color}"><title>{escape(name)} · '
                 f"{escape(s.label)}: {_fmt(value)}</title></rect>"
             )
             x += w
         parts.append(
-            f'<text x="{x + 6:.1f}" y="{y + row_height / 2 + 4:.1f}" fill="#5d6878">'
+            f'<text x="{x + 6:.1f}" y="{y + bar_top + bar_height - 2:.1f}" fill="#5d6878">'
             f"{_fmt(sum(values.values()))}</text>"
         )
     parts.append("</svg>")
@@ -232,7 +257,7 @@ def lines(
     series: Sequence[Series],
     label: str,
     unit: str = "",
-    width: int = 720,
+    width: int = 960,
     height: int = 240,
     empty_message: str = "No data in this period",
 ) -> SafeString:
@@ -244,11 +269,12 @@ def lines(
     legend_h = _legend_height(present, width - 60)
     top, left, right = 12 + legend_h + 8, 48, width - 8
     bottom = height - 24.0
-    y_max = nice_max(max(values))
+    axis = nice_axis(max(values), integer=False)
+    y_max = axis[0]
     step = (right - left) / len(categories)
     parts = _open(width, height, label)
     parts += _legend(present, left, 20, width - 60)
-    parts += _y_axis(top, bottom, left, right, y_max, unit)
+    parts += _y_axis(top, bottom, left, right, axis, unit)
     for s in present:
         segment: list[str] = []
         segments: list[list[str]] = [segment]

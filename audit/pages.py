@@ -41,8 +41,8 @@ _RECORD_FIELDS: tuple[tuple[str, str, str, str, bool], ...] = (
     ("interception_point", "Interception point", "choice", "", False),
     ("tool_name", "Tool name", "text", "e.g. ExecuteShellCommand", False),
     ("q", "Reason text", "search", "contains…", False),
-    ("since", "Since", "text", "2026-01-31 or …T09:00Z", False),
-    ("until", "Until", "text", "exclusive", False),
+    ("since", "Since", "text", "2026-01-31", False),
+    ("until", "Until", "text", "2026-02-01T09:00Z", False),
     ("custom_agent", "Custom agent", "text", "e.g. my_hooked_agent", True),
     ("session_id", "Session", "text", "session id", True),
     ("decision", "Decision", "choice", "", True),
@@ -370,6 +370,15 @@ def _outcome_series(keys: Iterable[str], values: Mapping[str, list[float]]) -> l
     ]
 
 
+NARROW_CHART_WIDTH = 400
+
+
+def _responsive(draw: Any, *, width: int = 960, **kwargs: Any) -> dict[str, Any]:
+    """The chart drawn for a desktop column and for a phone: SVG text scales with the
+    viewBox, so one drawing can't be legible at both; CSS shows one of the two."""
+    return {"wide": draw(width=width, **kwargs), "narrow": draw(width=NARROW_CHART_WIDTH, **kwargs)}
+
+
 def dashboard_charts(
     qs: QuerySet[InterceptionRecord],
     *,
@@ -403,29 +412,34 @@ def dashboard_charts(
     agent_keys = [o for o in Outcome.values if any(o in counts for _, counts in per_agent)]
     context: dict[str, Any] = {
         "totals": dashboard.totals(qs),
-        "outcomes_chart": charts.stacked_bars(
+        "outcomes_chart": _responsive(
+            charts.stacked_bars,
             categories=day_labels,
             series=_outcome_series(keys, values),
             label="Records per day by outcome",
         ),
         "reasons": reasons,
-        "reasons_chart": charts.horizontal_bars(
+        "reasons_chart": _responsive(
+            charts.horizontal_bars,
             rows=reason_rows,
             series=_outcome_series(["denied"], {}),
             label="Top deny reasons",
             width=480,
-            label_width=250,
+            label_above=True,
             links=[search_url(**base, outcome="denied", q=r["reason"]) for r in reasons],
         ),
         "hooks": hooks,
-        "hooks_chart": charts.horizontal_bars(
+        "hooks_chart": _responsive(
+            charts.horizontal_bars,
             rows=[(h["label"], {s.key: h[s.key] for s in hook_series}) for h in hooks],
             series=hook_series,
             label="Hooks by blocks, refusals, errors and timeouts",
+            label_above=True,
             links=[search_url(**base, hook=h["decided_hook"]) for h in hooks],
             empty_message="No hook blocked or failed in this period",
         ),
-        "agents_chart": charts.horizontal_bars(
+        "agents_chart": _responsive(
+            charts.horizontal_bars,
             rows=per_agent,
             series=_outcome_series(agent_keys, {}),
             label="Records per agent by outcome",
@@ -439,7 +453,8 @@ def dashboard_charts(
     if wait is not None:
         p50 = [wait.by_day[d][0] if d in wait.by_day else None for d in days]
         p95 = [wait.by_day[d][1] if d in wait.by_day else None for d in days]
-        context["wait_chart"] = charts.lines(
+        context["wait_chart"] = _responsive(
+            charts.lines,
             categories=day_labels,
             series=[
                 charts.Series("p50", "p50", charts.PALETTE[0], p50),

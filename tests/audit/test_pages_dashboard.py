@@ -28,9 +28,14 @@ def world(sre: Any, other: Any, rita: User) -> World:
     return build_world(sre, other, reviewer=rita)
 
 
-def _chart(body: str, chart_id: str) -> str:
+def _chart(body: str, chart_id: str, variant: str = "wide") -> str:
+    """One drawing (desktop `wide` or phone `narrow`) of a dashboard chart section."""
     start = body.index(f'id="{chart_id}"')
-    return body[start : body.index("</section>", start)]
+    section = body[start : body.index("</section>", start)]
+    if f'class="chart-{variant}"' not in section:
+        return section
+    drawing = section[section.index(f'class="chart-{variant}"') :]
+    return drawing[: drawing.index("</svg>") + 6]
 
 
 def _bars(svg: str) -> dict[str, int]:
@@ -57,6 +62,14 @@ def test_outcome_chart_has_bars_for_each_seeded_outcome(
     }
 
 
+def test_phone_drawing_shows_the_same_numbers(auditor_client: Client, world: World) -> None:
+    body = auditor_client.get("/audit/dashboard/").content.decode()
+    for chart_id in ("chart-outcomes", "chart-reasons", "chart-hooks", "chart-agents"):
+        wide, narrow = _chart(body, chart_id), _chart(body, chart_id, "narrow")
+        assert 'viewBox="0 0 400 ' in narrow and 'viewBox="0 0 400 ' not in wide
+        assert _bars(wide) == _bars(narrow), chart_id
+
+
 def test_agent_filter_and_period_narrow_the_charts(auditor_client: Client, world: World) -> None:
     body = auditor_client.get("/audit/dashboard/?agent=sre-agent").content.decode()
     assert sum(_bars(_chart(body, "chart-outcomes")).values()) == 10
@@ -78,9 +91,11 @@ def test_reviewer_wait_time_comes_from_decided_escalations(
     auditor_client: Client, world: World
 ) -> None:
     body = auditor_client.get("/audit/dashboard/").content.decode()
+    start = body.index('id="chart-wait"')
+    figures = body[start : body.index('class="chart"', start)]
+    assert "<strong>p50</strong> 30.0 s" in figures
+    assert "<strong>p95</strong> 30.0 s" in figures
     wait = _chart(body, "chart-wait")
-    assert "<strong>p50</strong> 30.0 s" in wait
-    assert "<strong>p95</strong> 30.0 s" in wait
     assert re.search(r'class="point" data-series="p95" data-value="30"', wait)
 
 
@@ -136,5 +151,9 @@ def test_stacked_bars_scale_to_a_round_axis_maximum() -> None:
         label="t",
     )
     assert _bars(svg) == {"allowed": 40, "denied": 7}
-    assert ">50</text>" in svg  # 37 rounds up to an axis of 50
-    assert charts.nice_max(37) == 50 and charts.nice_max(101) == 200 and charts.nice_max(0) == 1
+    assert ">40</text>" in svg and ">50</text>" not in svg  # 37 → an axis of 0..40 by 10
+    assert charts.nice_axis(37) == (40, 10)
+    assert charts.nice_axis(216) == (250, 50)
+    assert charts.nice_axis(3) == (3, 1)  # counts never get fractional ticks
+    assert charts.nice_axis(104, integer=False) == (125, 25)
+    assert charts.nice_axis(0) == (1, 1)

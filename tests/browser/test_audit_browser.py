@@ -1,0 +1,78 @@
+"""Real Chromium: an auditor narrows the record search to denied calls (the table updates
+in place and the URL follows), opens a record, its session timeline, and exports the
+filtered records with the streamed progress line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from tests.audit.pages_support import build_world
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(120)
+def test_auditor_filters_denied_opens_a_record_and_its_session(
+    live_server, audrey, rita, sre, other
+):
+    world = build_world(sre, other, reviewer=rita)
+    denied_sre = world.record("sess-alpha", 3)
+    base = live_server.url
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        page = browser.new_page(accept_downloads=True)
+        page.set_default_timeout(15_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+        page.goto(f"{base}/accounts/login/")
+        page.fill("#id_username", "audrey")
+        page.fill("#id_password", "pw-audrey")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{base}/audit/")
+        expect(page.locator("tr[data-record]")).to_have_count(14)
+
+        page.evaluate("window.__sameDocument = true")
+        page.select_option("#f-outcome", "denied")
+        expect(page.locator("tr[data-record]")).to_have_count(2)
+        page.wait_for_url(re.compile(r"/audit/\?outcome=denied$"))
+        assert page.evaluate("window.__sameDocument === true"), "the page reloaded"
+        expect(page.locator("tr[data-record] .badge.denied")).to_have_count(2)
+        expect(page.locator("tr[data-record] .eval-tag")).to_have_count(1)
+
+        with page.expect_download() as download_info:
+            page.click("a[data-export=jsonl]")
+        status = page.locator("[data-export-status]")
+        expect(status).to_contain_text("Saved")
+        expect(status).to_contain_text("4 lines")  # header, 2 records, trailer
+        lines = [json.loads(x) for x in download_info.value.path().read_text().splitlines()]
+        assert [row["outcome"] for row in lines[1:-1]] == ["denied", "denied"]
+
+        page.click(f"tr[data-record='{denied_sre.pk}'] td:first-child a")
+        page.wait_for_url(f"{base}/audit/records/{denied_sre.pk}/")
+        expect(page.locator(".facts").first).to_contain_text("console:hook_blocked")
+        expect(page.locator(".facts").first).to_contain_text("sess-alpha")
+
+        page.get_by_role("link", name="Session timeline →").click()
+        page.wait_for_url(re.compile(r"/audit/sessions/sess-alpha/\?agent=sre-agent"))
+        items = page.locator(".timeline > li")
+        expect(items).to_have_count(7)
+        expect(items.nth(3)).to_contain_text("Approval request")
+        expect(page.locator("#seq-3")).to_contain_text("Denied")
+        browser.close()
+    assert errors == []
