@@ -47,11 +47,14 @@ def resync(user: Any, view: str) -> list[str]:
 
 
 def change(user: Any, view: str, escalation_id: str, kind: str) -> list[str]:
-    if not escalations_visible_to(user).filter(pk=escalation_id).exists():
-        return []  # another agent's escalation: nothing changes for this reviewer
-    parts = [counter(user)]
-    if view == "inbox":
-        escalation = pending_row(user, escalation_id) if kind != "decided" else None
+    """This reviewer's frames for one change: the row part first (what they act on), then
+    the counter. Nothing for an escalation outside their scope."""
+    inbox = view == "inbox"
+    escalation = pending_row(user, escalation_id) if inbox and kind != "decided" else None
+    if escalation is None and not escalations_visible_to(user).filter(pk=escalation_id).exists():
+        return []
+    parts = []
+    if inbox:
         context = {**row_context(user), "escalation": escalation, "id": escalation_id}
         if escalation is None:
             parts.append(render_to_string("approvals/frames.html#removed", context))
@@ -59,4 +62,5 @@ def change(user: Any, view: str, escalation_id: str, kind: str) -> list[str]:
             parts.append(render_to_string("approvals/frames.html#created", context))
         else:
             parts.append(render_to_string("approvals/frames.html#updated", context))
+    parts.append(counter(user))
     return [part.strip() for part in parts]

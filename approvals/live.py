@@ -39,12 +39,17 @@ def remember_server_loop() -> None:
     _server["thread"] = threading.get_ident()
 
 
-async def _send(layer: Any, group: str, message: dict[str, Any]) -> None:
-    async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
-        await layer.group_send(group, message)
+async def _send(layer: Any, messages: list[tuple[str, dict[str, Any]]]) -> None:
+    for group, message in messages:
+        try:
+            async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
+                await layer.group_send(group, message)
+        except Exception as exc:  # a lost wake-up is repaired by re-checks; go on with the rest
+            logger.warning("approvals: push to %s failed (%s: %s)", group, type(exc).__name__, exc)
 
 
-def push(group: str, message: dict[str, Any]) -> None:
+def push(*messages: tuple[str, dict[str, Any]]) -> None:
+    """group_send each (group, message) in order, in one hop onto the event loop."""
     layer = get_channel_layer()
     if layer is None:
         return
@@ -56,23 +61,26 @@ def push(group: str, message: dict[str, Any]) -> None:
             and loop.is_running()
             and _server["thread"] != threading.get_ident()
         ):
-            future = asyncio.run_coroutine_threadsafe(_send(layer, group, message), loop)
-            future.result(timeout=SEND_TIMEOUT_SECONDS + 1)
+            future = asyncio.run_coroutine_threadsafe(_send(layer, list(messages)), loop)
+            future.result(timeout=SEND_TIMEOUT_SECONDS * len(messages) + 1)
         else:
-            async_to_sync(_send)(layer, group, message)
-    except Exception as exc:  # a lost wake-up is repaired by re-checks; never fail the caller
-        logger.warning("approvals: push to %s failed (%s: %s)", group, type(exc).__name__, exc)
+            async_to_sync(_send)(layer, list(messages))
+    except Exception as exc:
+        logger.warning("approvals: push failed (%s: %s)", type(exc).__name__, exc)
 
 
 def escalation_changed(escalation_id: UUID | str, kind: str) -> None:
     """kind: created | updated (a non-final vote) | decided (approved, rejected, expired, …)."""
-    message = {"type": "escalation.changed", "id": str(escalation_id), "kind": kind}
-    push(REVIEWERS_GROUP, message)
-    if kind == "decided":
-        push(
-            escalation_group(escalation_id),
-            {"type": "escalation.decided", "id": str(escalation_id)},
-        )
+    changed = (
+        REVIEWERS_GROUP,
+        {"type": "escalation.changed", "id": str(escalation_id), "kind": kind},
+    )
+    if kind != "decided":
+        push(changed)
+        return
+    # The agent waiting on its long-poll first: reviewers' screens can take the next hop.
+    decided = {"type": "escalation.decided", "id": str(escalation_id)}
+    push((escalation_group(escalation_id), decided), changed)
 
 
 def on_commit_changed(escalation_id: UUID | str, kind: str) -> None:

@@ -219,9 +219,10 @@ def escalation_decide(
         .get(pk=escalation.pk)
     )
     _conflict_if_closed(locked, now)
-    if EscalationVote.objects.filter(escalation=locked, reviewer_id=actor.pk).exists():
+    votes = list(locked.votes.values_list("reviewer_id", "outcome"))
+    if any(reviewer_id == actor.pk for reviewer_id, _ in votes):
         raise DecisionConflict("You already voted on this escalation.")
-    approvals = locked.votes.filter(outcome=VoteOutcome.APPROVE).count()
+    approvals = sum(1 for _, vote_outcome in votes if vote_outcome == VoteOutcome.APPROVE)
     current = locked.approved_arguments if locked.arguments_edited else locked.arguments
     proposal: dict[str, Any] | None = None
     if args is not None:
@@ -262,7 +263,8 @@ def escalation_decide(
         ).update(**changes)
         if claimed == 0:
             raise DecisionConflict("Someone else decided this escalation first.")
-    locked.refresh_from_db()
+        for field, value in changes.items():
+            setattr(locked, field, value)
     _record_vote(locked, vote, actor, approvals + 1, final)
     live.on_commit_changed(locked.pk, "decided" if final else "updated")
     if final:

@@ -51,7 +51,7 @@ async def test_reviewer_gets_resync_then_new_row_then_its_removal(rita, escalate
     created = await asyncio.to_thread(
         in_own_thread(escalate), "restart_service", {"service": "pay"}
     )
-    counter, frame = await frames(socket, 2)
+    frame, counter = await frames(socket, 2)
     assert frame.startswith('<tbody id="pending-rows" hx-swap-oob="afterbegin">')
     assert f'id="esc-{created.pk}"' in frame
     assert "restart_service" in frame and "&quot;pay&quot;" in frame
@@ -64,7 +64,7 @@ async def test_reviewer_gets_resync_then_new_row_then_its_removal(rita, escalate
         outcome="reject",
         reason="no",
     )
-    counter, frame = await frames(socket, 2)
+    frame, counter = await frames(socket, 2)
     assert frame == f'<tr id="esc-{created.pk}" hx-swap-oob="delete"></tr>'
     assert ">1</span>" in counter
     await socket.disconnect()
@@ -103,7 +103,7 @@ async def test_restricted_reviewer_gets_nothing_for_other_agents(
     await asyncio.to_thread(in_own_thread(escalate))  # sre-agent: not rita's
     assert await socket.receive_nothing(timeout=1)
     theirs = await asyncio.to_thread(in_own_thread(escalate), agent=other)
-    assert f'id="esc-{theirs.pk}"' in (await frames(socket, 2))[1]
+    assert f'id="esc-{theirs.pk}"' in (await frames(socket, 2))[0]
     await socket.disconnect()
 
 
@@ -121,7 +121,7 @@ async def test_a_vote_that_does_not_decide_replaces_the_row(
         actor=rita,
         outcome="approve",
     )
-    _counter, frame = await frames(socket, 2)
+    frame, _counter = await frames(socket, 2)
     assert f'id="esc-{escalation.pk}"' in frame and 'hx-swap-oob="outerHTML"' in frame
     assert "1/2 approvals" in frame
     await socket.disconnect()

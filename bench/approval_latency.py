@@ -1,0 +1,318 @@
+"""Approval latency: escalation POST → row frame at a reviewer's socket, and decision POST →
+the agent's long-poll return, on a real daphne server with PostgreSQL and channels-redis.
+
+    .venv/bin/python bench/approval_latency.py [--escalations 200]
+
+Baseline measured in the same run, on the same machine: a raw Redis PUBLISH → SUBSCRIBE
+round trip plus one plain HTTP round trip (GET /healthz) to the same server; each baseline
+sample is the sum of one of each. Targets: p95 ≤ 100 ms on each path, and ≤ 5× the
+baseline p95. Works in its own database (BENCH_DATABASE_URL, default
+`console_approvals_bench`) and Redis (BENCH_REDIS_URL, default DB 5, channel prefix
+`bench`); the server runs with production settings (DEBUG=0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+DATABASE_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/console_approvals_bench"
+)
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5")
+SERVER_ENV = {
+    "DATABASE_URL": DATABASE_URL,
+    "REDIS_URL": REDIS_URL,
+    "CHANNELS_PREFIX": "bench",
+    "DEBUG": "0",
+    "SECRET_KEY": "bench-only-secret-key-approvals-0123456789abcdefghijklmnop",
+    "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "SECURE_SSL_REDIRECT": "0",
+    "CONSOLE_AGENT_RATE_LIMIT": "10000000/min",
+    "LOG_LEVEL": "WARNING",
+}
+
+
+def setup_django() -> None:
+    import psycopg
+
+    name = urlparse(DATABASE_URL).path.lstrip("/")
+    with psycopg.connect(DATABASE_URL.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    os.environ.update(SERVER_ENV)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def fixtures() -> tuple[str, str, str]:
+    """(agent token, reviewer token, reviewer session cookie) in the bench database."""
+    from django.test import Client
+
+    from agents import services as agents
+    from agents.models import Agent
+    from console import services as console
+
+    agent = Agent.objects.filter(slug="bench-approvals").first() or agents.agent_create(
+        actor=None, slug="bench-approvals"
+    )
+    agent_token = agents.agent_token_issue(actor=None, agent=agent, name="bench").plaintext
+    reviewer = console.user_set_role(actor=None, username="bench-reviewer", role="reviewer")
+    reviewer_token = console.api_token_issue(actor=None, user=reviewer, name="bench").plaintext
+    client = Client()
+    client.force_login(reviewer)
+    return agent_token, reviewer_token, client.cookies["sessionid"].value
+
+
+def approval_request(n: int) -> dict[str, Any]:
+    from agent_hooks import AgentContextBuilder, Verdict
+    from agent_hooks.canonical import context_identity
+
+    builder = AgentContextBuilder(
+        agent_id="bench", framework="agent_framework", session_id=f"bench-{time.time_ns()}-{n}"
+    )
+    context = dict(builder.pre_tool_call(call_id=f"c{n}", name="restart_service", args={"n": n}))
+    return {
+        "context_identity": context_identity(context),
+        "interception_point": "pre_tool_call",
+        "verdict": Verdict.escalate(reason="approval_required").to_wire(),
+        "context": context,
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_daphne(port: int) -> subprocess.Popen[bytes]:
+    import httpx
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "console.asgi:application"],
+        cwd=ROOT,
+        env={**os.environ, **SERVER_ENV},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    process.kill()
+    raise SystemExit("daphne did not come up")
+
+
+class Socket:
+    """A minimal RFC 6455 client: enough to read the server's text frames with arrival times."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.frames: asyncio.Queue[tuple[float, str]] = asyncio.Queue()
+        self.task = asyncio.create_task(self._read())
+
+    @classmethod
+    async def connect(cls, port: int, path: str, cookie: str) -> Socket:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            (
+                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                f"Origin: http://127.0.0.1:{port}\r\nCookie: sessionid={cookie}\r\n\r\n"
+            ).encode()
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        if b" 101 " not in head.split(b"\r\n", 1)[0]:
+            raise SystemExit(f"websocket refused: {head[:80]!r}")
+        return cls(reader, writer)
+
+    def _send(self, opcode: int, payload: bytes) -> None:
+        mask = os.urandom(4)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.writer.write(bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + masked)
+
+    async def _read(self) -> None:
+        message = b""
+        while True:
+            first, second = await self.reader.readexactly(2)
+            length = second & 0x7F
+            if length == 126:
+                length = struct.unpack(">H", await self.reader.readexactly(2))[0]
+            elif length == 127:
+                length = struct.unpack(">Q", await self.reader.readexactly(8))[0]
+            payload = await self.reader.readexactly(length)
+            opcode = first & 0x0F
+            if opcode == 9:
+                self._send(10, payload)
+                continue
+            if opcode == 8:
+                return
+            message += payload
+            if first & 0x80:
+                self.frames.put_nowait((time.perf_counter(), message.decode()))
+                message = b""
+
+    async def frame_containing(self, needle: str) -> float:
+        async with asyncio.timeout(10):
+            while True:
+                at, text = await self.frames.get()
+                if needle in text:
+                    return at
+
+    def drain(self) -> None:
+        while not self.frames.empty():
+            self.frames.get_nowait()
+
+    async def close(self) -> None:
+        self.task.cancel()
+        self.writer.close()
+
+
+def pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+async def baseline(port: int, samples: int) -> tuple[list[float], list[float]]:
+    import httpx
+    import redis.asyncio as aioredis
+
+    pubsub_ms, http_ms = [], []
+    client = aioredis.from_url(REDIS_URL)
+    pubsub = client.pubsub()
+    await pubsub.subscribe("bench:approvals:baseline")
+    await pubsub.get_message(timeout=1)  # the subscribe confirmation
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+        await http.get("/healthz")
+        for n in range(samples):
+            start = time.perf_counter()
+            await client.publish("bench:approvals:baseline", str(n))
+            while (await pubsub.get_message(timeout=5)) is None:
+                pass
+            pubsub_ms.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            (await http.get("/healthz")).raise_for_status()
+            http_ms.append((time.perf_counter() - start) * 1000)
+    await pubsub.aclose()
+    await client.aclose()
+    return pubsub_ms, http_ms
+
+
+async def measure(port: int, count: int, tokens: tuple[str, str, str]) -> dict[str, list[float]]:
+    import httpx
+
+    agent_token, reviewer_token, cookie = tokens
+    base = f"http://127.0.0.1:{port}"
+    socket_ = await Socket.connect(port, "/ws/approvals/?view=inbox", cookie)
+    await socket_.frame_containing('id="pending-rows"')  # the re-sync on connect
+    agent = httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {agent_token}"})
+    poller = httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {agent_token}"})
+    reviewer = httpx.AsyncClient(
+        base_url=base, headers={"Authorization": f"Bearer {reviewer_token}"}
+    )
+    created_ms, decided_ms, create_post_ms, decide_post_ms = [], [], [], []
+    try:
+        for n in range(count):
+            socket_.drain()
+            start = time.perf_counter()
+            response = await agent.post(
+                "/api/v1/escalations", json={"request": approval_request(n)}
+            )
+            response.raise_for_status()
+            create_post_ms.append((time.perf_counter() - start) * 1000)
+            escalation = response.json()["id"]
+            arrived = await socket_.frame_containing(f'id="esc-{escalation}"')
+            created_ms.append((arrived - start) * 1000)
+
+            waiting = asyncio.create_task(
+                poller.get(f"/api/v1/escalations/{escalation}", params={"wait": 30}, timeout=40)
+            )
+            await asyncio.sleep(0.05)  # let the poll subscribe before the decision
+            start = time.perf_counter()
+            decided = await reviewer.post(
+                f"/api/v1/escalations/{escalation}/decision", json={"outcome": "approve"}
+            )
+            decided.raise_for_status()
+            decide_post_ms.append((time.perf_counter() - start) * 1000)
+            answer = await waiting
+            decided_ms.append((time.perf_counter() - start) * 1000)
+            if answer.json()["status"] != "approved":
+                raise SystemExit(f"long-poll answered {answer.text}")
+    finally:
+        await socket_.close()
+        for client in (agent, poller, reviewer):
+            await client.aclose()
+    return {
+        "created": created_ms,
+        "decided": decided_ms,
+        "create_post": create_post_ms,
+        "decide_post": decide_post_ms,
+    }
+
+
+def report(results: dict[str, list[float]], pubsub: list[float], http: list[float]) -> None:
+    base = [a + b for a, b in zip(pubsub, http, strict=True)]
+    rows = [
+        ("baseline: Redis PUBLISH→SUBSCRIBE", pubsub),
+        ("baseline: HTTP GET /healthz", http),
+        ("baseline: sum (per sample)", base),
+        ("escalation POST → row frame at reviewer", results["created"]),
+        ("decision POST → long-poll return", results["decided"]),
+        ("  (escalation POST response alone)", results["create_post"]),
+        ("  (decision POST response alone)", results["decide_post"]),
+    ]
+    print(f"\n{'path':<42} {'n':>4} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, values in rows:
+        print(f"{name:<42} {len(values):>4} {pct(values, 50):>8.2f} {pct(values, 95):>8.2f}")
+    base95 = pct(base, 95)
+    print()
+    for key, name in (("created", "escalation → row frame"), ("decided", "decision → long-poll")):
+        p95 = pct(results[key], 95)
+        verdict = "met" if p95 <= 100 and p95 <= 5 * base95 else "MISSED"
+        print(
+            f"{name:<24} p95 {p95:7.2f} ms = {p95 / base95:4.1f}× baseline p95 "
+            f"({base95:.2f} ms); target ≤ 100 ms and ≤ 5×: {verdict}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--escalations", type=int, default=200)
+    args = parser.parse_args()
+    setup_django()
+    tokens = fixtures()
+    port = free_port()
+    server = start_daphne(port)
+    try:
+        pubsub, http = asyncio.run(baseline(port, args.escalations))
+        results = asyncio.run(measure(port, args.escalations, tokens))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    report(results, pubsub, http)
+
+
+if __name__ == "__main__":
+    main()
