@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -60,3 +62,16 @@ def test_the_sweep_is_scheduled_in_beat(settings):
     tasks_scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert "approvals.tasks.escalation_expire_overdue" in tasks_scheduled
     assert "approvals.tasks.escalation_purge_payloads" in tasks_scheduled
+
+
+def test_tasks_are_registered_for_the_embedded_beat_without_a_worker():
+    """The embedded beat looks tasks up by name in a process that never autodiscovers."""
+    script = (
+        "import django; django.setup(); from console.celery import app; "
+        "print(sorted(n for n in app.tasks if n.startswith('approvals.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert "approvals.tasks.escalation_expire_overdue" in out
+    assert "approvals.tasks.escalation_purge_payloads" in out

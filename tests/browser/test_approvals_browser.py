@@ -44,6 +44,18 @@ def test_reviewer_edits_and_approves_a_live_escalation(rita, sre):
         expect(page.locator("#live-state")).to_have_text("live")
         page.evaluate("window.__sameDocument = true")
 
+        # The keyboard path: j selects the newest row, r focuses its reason, Enter rejects.
+        first = agent.post(
+            "/api/v1/escalations", json={"request": approval_request("restart_service")}
+        ).json()["id"]
+        expect(page.locator(f"#esc-{first}")).to_be_visible()
+        page.keyboard.press("j")
+        page.keyboard.press("r")
+        expect(page.locator(f"#esc-{first} .reject-reason")).to_be_focused()
+        page.keyboard.type("not during the freeze")
+        page.keyboard.press("Enter")
+        expect(page.locator(f"#esc-{first}")).to_have_count(0)
+
         created = agent.post(
             "/api/v1/escalations",
             json={
@@ -85,5 +97,8 @@ def test_reviewer_edits_and_approves_a_live_escalation(rita, sre):
         "transform": {"path": "$target", "value": {"service": "web", "replicas": 3}},
     }
     assert resolution_errors(body["resolution"]) == []
+    rejected = Escalation.objects.get(pk=first)
+    assert rejected.status == EscalationStatus.REJECTED
+    assert rejected.decision_reason == "not during the freeze"
     escalation = Escalation.objects.get(pk=escalation_id)
     assert escalation.status == EscalationStatus.APPROVED and escalation.arguments_edited
