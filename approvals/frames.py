@@ -53,7 +53,7 @@ def change(user: Any, view: str, escalation_id: str, kind: str) -> list[str]:
     escalation = pending_row(user, escalation_id) if inbox and kind != "decided" else None
     if escalation is None and not escalations_visible_to(user).filter(pk=escalation_id).exists():
         return []
-    parts = []
+    parts: list[str] = []
     if inbox:
         context = {**row_context(user), "escalation": escalation, "id": escalation_id}
         if escalation is None:
