@@ -19,8 +19,8 @@ from django.db.models.aggregates import Aggregate
 from django.db.models.fields.json import KT
 from django.db.models.functions import Extract, TruncDate
 
-from agents.models import Hook, Mode
-from audit.models import InterceptionRecord, Outcome
+from agents.models import Agent, Hook, Mode
+from audit.models import InterceptionPoint, InterceptionRecord, Outcome
 
 BLOCKING_OUTCOMES = (Outcome.DENIED, Outcome.REJECTED, Outcome.EXPIRED)
 TOP_N = 10
@@ -31,30 +31,52 @@ def days_between(since: dt.date, until: dt.date) -> list[dt.date]:
     return [since + dt.timedelta(days=i) for i in range((until - since).days + 1)]
 
 
-def outcomes_by_day(qs: QuerySet[InterceptionRecord]) -> dict[dt.date, dict[str, int]]:
-    """{day (UTC): {outcome: count}}, one GROUP BY day, outcome."""
+@dataclass(frozen=True)
+class Overview:
+    """Counts of a record window by day × outcome, agent × outcome, and headline totals."""
+
+    by_day: dict[dt.date, dict[str, int]]
+    per_agent: list[tuple[str, dict[str, int]]]
+    totals: dict[str, int]
+
+
+def overview(qs: QuerySet[InterceptionRecord], *, agents_limit: int = 12) -> Overview:
+    """One scan of the window: GROUP BY day, agent, outcome (a few hundred rows at most),
+    folded here into the per-day chart, the per-agent chart and the tiles. Sessions are
+    counted by their agent_startup records, which a GROUP BY can count without a DISTINCT."""
     rows = (
         qs.order_by()
         .annotate(day=TruncDate("timestamp", tzinfo=dt.UTC))
-        .values("day", "outcome")
-        .annotate(n=Count("id"))
+        .values("day", "agent_id", "outcome")
+        .annotate(
+            n=Count("id"),
+            evaluate_only=Count("id", filter=Q(mode=Mode.EVALUATE_ONLY)),
+            startups=Count("id", filter=Q(interception_point=InterceptionPoint.AGENT_STARTUP)),
+        )
     )
-    result: dict[dt.date, dict[str, int]] = {}
+    by_day: dict[dt.date, dict[str, int]] = {}
+    by_agent: dict[int, dict[str, int]] = {}
+    totals = dict.fromkeys(
+        ("records", "blocked", "approved", "host_errors", "evaluate_only", "sessions"), 0
+    )
     for row in rows:
-        result.setdefault(row["day"], {})[row["outcome"]] = row["n"]
-    return result
-
-
-def totals(qs: QuerySet[InterceptionRecord]) -> dict[str, int]:
-    """Headline counts for the tiles, in one query."""
-    return qs.order_by().aggregate(
-        records=Count("id"),
-        blocked=Count("id", filter=Q(outcome__in=BLOCKING_OUTCOMES)),
-        approved=Count("id", filter=Q(outcome=Outcome.APPROVED)),
-        host_errors=Count("id", filter=Q(outcome=Outcome.HOST_ERROR)),
-        evaluate_only=Count("id", filter=Q(mode=Mode.EVALUATE_ONLY)),
-        sessions=Count("session_id", distinct=True),
+        outcome, n = row["outcome"], row["n"]
+        day = by_day.setdefault(row["day"], {})
+        day[outcome] = day.get(outcome, 0) + n
+        agent = by_agent.setdefault(row["agent_id"], {})
+        agent[outcome] = agent.get(outcome, 0) + n
+        totals["records"] += n
+        totals["blocked"] += n if outcome in BLOCKING_OUTCOMES else 0
+        totals["approved"] += n if outcome == Outcome.APPROVED else 0
+        totals["host_errors"] += n if outcome == Outcome.HOST_ERROR else 0
+        totals["evaluate_only"] += row["evaluate_only"]
+        totals["sessions"] += row["startups"]
+    slugs = dict(Agent.objects.filter(pk__in=list(by_agent)).values_list("pk", "slug"))
+    ranked = sorted(
+        ((slugs.get(pk, str(pk)), counts) for pk, counts in by_agent.items()),
+        key=lambda item: (-sum(item[1].values()), item[0]),
     )
+    return Overview(by_day=by_day, per_agent=ranked[:agents_limit], totals=totals)
 
 
 def top_deny_reasons(qs: QuerySet[InterceptionRecord], limit: int = TOP_N) -> list[dict[str, Any]]:
@@ -83,6 +105,7 @@ def hooks_by_problem(qs: QuerySet[InterceptionRecord], limit: int = TOP_N) -> li
     timeout = Q(outcome=Outcome.HOST_ERROR, reason__icontains="timeout")
     rows = (
         qs.order_by()
+        .filter(outcome__in=(*BLOCKING_OUTCOMES, Outcome.HOST_ERROR))
         .exclude(decided_hook="")
         .values("decided_hook")
         .annotate(
@@ -111,18 +134,6 @@ def hook_labels(keys: Sequence[str]) -> dict[str, str]:
         parts = [hook.event, hook.hook_type, str(matcher) if matcher else ""]
         labels[hook.key] = " · ".join(p for p in parts if p)
     return labels
-
-
-def records_per_agent(
-    qs: QuerySet[InterceptionRecord], limit: int = 12
-) -> list[tuple[str, dict[str, int]]]:
-    """[(agent slug, {outcome: count})], busiest agents first. One GROUP BY agent, outcome."""
-    rows = qs.order_by().values("agent__slug", "outcome").annotate(n=Count("id"))
-    per_agent: dict[str, dict[str, int]] = {}
-    for row in rows:
-        per_agent.setdefault(row["agent__slug"], {})[row["outcome"]] = row["n"]
-    ranked = sorted(per_agent.items(), key=lambda item: (-sum(item[1].values()), item[0]))
-    return ranked[:limit]
 
 
 class _PercentileCont(Aggregate):

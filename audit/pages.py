@@ -389,7 +389,8 @@ def dashboard_charts(
 ) -> dict[str, Any]:
     days = dashboard.days_between(first_day, last_day)
     day_labels = [d.strftime("%b %d") for d in days]
-    by_day = dashboard.outcomes_by_day(qs)
+    summary = dashboard.overview(qs)
+    by_day = summary.by_day
     present = {o for counts in by_day.values() for o in counts}
     keys = [o for o in Outcome.values if o in present]
     values = {k: [float(by_day.get(d, {}).get(k, 0)) for d in days] for k in keys}
@@ -408,10 +409,10 @@ def dashboard_charts(
         charts.Series("errors", "Errors", charts.OUTCOME_COLORS["host_error"], []),
         charts.Series("timeouts", "Timeouts", charts.OUTCOME_COLORS["warned"], []),
     ]
-    per_agent = dashboard.records_per_agent(qs)
+    per_agent = summary.per_agent
     agent_keys = [o for o in Outcome.values if any(o in counts for _, counts in per_agent)]
     context: dict[str, Any] = {
-        "totals": dashboard.totals(qs),
+        "totals": summary.totals,
         "outcomes_chart": _responsive(
             charts.stacked_bars,
             categories=day_labels,
