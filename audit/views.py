@@ -19,6 +19,7 @@ from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 from django_htmx.middleware import HtmxDetails
 
@@ -53,13 +54,18 @@ def _render(
     push_url: str,
 ) -> HttpResponse:
     """The whole page, or for htmx only its `results` partial. The pushed URL is the
-    clean, shareable one (htmx would push every empty form field otherwise)."""
-    if request.htmx and not request.htmx.boosted:
+    clean, shareable one (htmx would push every empty form field otherwise). A history
+    restore (back button with no snapshot: the pages opt out of htmx's localStorage
+    cache) gets the whole page, and `Vary: HX-Request` keeps caches from mixing the two."""
+    htmx = request.htmx
+    if htmx and not htmx.boosted and not htmx.history_restore_request:
         # htmx swaps only 2xx responses by default, so a filter error keeps 200 here.
         response = render(request, f"{template}#results", context)
         response["HX-Push-Url"] = push_url
-        return response
-    return render(request, template, context, status=status)
+    else:
+        response = render(request, template, context, status=status)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
 
 
 @auditor_required

@@ -98,6 +98,19 @@ def test_htmx_request_gets_only_the_results_partial_and_a_clean_push_url(
     assert response["HX-Push-Url"] == "/audit/?outcome=denied"
 
 
+def test_history_restore_gets_the_whole_page_and_responses_vary_on_htmx(
+    auditor_client: Client, world: World
+) -> None:
+    restore = auditor_client.get(
+        "/audit/?outcome=denied", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    )
+    assert "<html" in restore.content.decode()
+    assert len(_shown(restore)) == 2
+    for response in (restore, auditor_client.get("/audit/", **HTMX)):
+        assert "HX-Request" in response["Vary"]
+    assert 'id="results" class="results" hx-history="false"' in restore.content.decode()
+
+
 def test_full_page_links_have_real_hrefs_for_every_hx_get(
     auditor_client: Client, world: World
 ) -> None:

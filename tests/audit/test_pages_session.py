@@ -44,6 +44,10 @@ def test_timeline_lists_records_in_sequence_order_with_the_approval_inline(
     assert "Approved by reviewer" in body
     assert "rita decided after 30 s" in body
     assert "Maintenance window." in body
+    assert (
+        'data-export="csv" href="/api/v1/records/export?format=csv&amp;agent=sre-agent'
+        '&amp;session_id=sess-alpha"'
+    ) in body
 
 
 def test_timeline_orders_by_sequence_not_by_arrival(
