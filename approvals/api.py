@@ -26,7 +26,7 @@ from approvals import services
 from approvals.models import Escalation, EscalationStatus
 from approvals.selectors import escalations_visible_to, get_escalation_for_user
 from approvals.validation import InvalidInput, parse_decision
-from approvals.wire import created_answer, list_item
+from approvals.wire import created_answer, iso, list_item
 from console.api import ApiError
 from console.auth import IsAgent, IsReviewer, is_agent
 
@@ -172,6 +172,6 @@ class EscalationDecisionApi(APIView):
                 "approvals_required": decided.approvals_required,
                 "arguments_edited": decided.arguments_edited,
                 "decided_by": decided.decided_by_label or None,
-                "decided_at": decided.decided_at.isoformat() if decided.decided_at else None,
+                "decided_at": iso(decided.decided_at),
             }
         )

@@ -25,7 +25,7 @@ REASON_PURGED = "approval_payload_purged"
 ARGUMENTS_PATH = "$target"
 
 
-def _iso(value: datetime | None) -> str | None:
+def iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
@@ -91,9 +91,9 @@ def status_answer(escalation: Escalation, *, now: datetime | None = None) -> dic
         "status": status,
         "resolution": resolution_wire(resolution(escalation, now=now)),
         "decided_by": escalation.decided_by_label or None if decided else None,
-        "decided_at": _iso(decided_at) if decided else None,
+        "decided_at": iso(decided_at) if decided else None,
         "reason": (reason or None) if decided else None,
-        "expires_at": _iso(escalation.expires_at),
+        "expires_at": iso(escalation.expires_at),
     }
 
 
@@ -101,7 +101,7 @@ def created_answer(escalation: Escalation, *, now: datetime | None = None) -> di
     return {
         "id": str(escalation.pk),
         "status": effective_status(escalation, now),
-        "expires_at": _iso(escalation.expires_at),
+        "expires_at": iso(escalation.expires_at),
     }
 
 
@@ -122,10 +122,10 @@ def list_item(escalation: Escalation, *, now: datetime | None = None) -> dict[st
         "turn": escalation.turn,
         "approvals_required": escalation.approvals_required,
         "approvals": getattr(escalation, "approvals", None),
-        "created_at": _iso(escalation.created_at),
-        "expires_at": _iso(escalation.expires_at),
+        "created_at": iso(escalation.created_at),
+        "expires_at": iso(escalation.expires_at),
         "decided_by": escalation.decided_by_label or None,
-        "decided_at": _iso(escalation.decided_at),
+        "decided_at": iso(escalation.decided_at),
         "decision_reason": escalation.decision_reason or None,
         "arguments_edited": escalation.arguments_edited,
         "payload_purged": escalation.payload_purged,

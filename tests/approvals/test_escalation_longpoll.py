@@ -115,6 +115,15 @@ def test_bad_wait_is_refused_naming_the_parameter(client, sre, escalate):
     assert "/wait" in response.json()["error"]["fields"]
 
 
+def test_wait_is_capped_at_the_configured_maximum(client, sre, escalate, settings):
+    settings.CONSOLE_LONGPOLL_MAX_SECONDS = 1
+    escalation = escalate()
+    started = time.monotonic()
+    response = poll(client, escalation, sre, wait="3600")
+    assert response.status_code == 200 and response.json()["status"] == "pending"
+    assert time.monotonic() - started < 30
+
+
 def _auth(agent) -> dict[str, str]:
     return {"Authorization": f"Bearer {agent.token}"}
 
