@@ -74,5 +74,16 @@ def test_auditor_filters_denied_opens_a_record_and_its_session(
         expect(items).to_have_count(7)
         expect(items.nth(3)).to_contain_text("Approval request")
         expect(page.locator("#seq-3")).to_contain_text("Denied")
+
+        # Back through the history: the filtered list, then the unfiltered one (an htmx
+        # history restore, which must bring back the whole page, not a bare partial).
+        page.go_back()
+        page.go_back()
+        page.wait_for_url(re.compile(r"/audit/\?outcome=denied$"))
+        expect(page.locator("tr[data-record]")).to_have_count(2)
+        page.go_back()
+        page.wait_for_url(f"{base}/audit/")
+        expect(page.locator("tr[data-record]")).to_have_count(14)
+        expect(page.locator("form.filters")).to_have_count(1)
         browser.close()
     assert errors == []
