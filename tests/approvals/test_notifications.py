@@ -71,6 +71,8 @@ def receiver_factory() -> Iterator:
 
 @pytest.fixture
 def worker() -> Iterator:
+    # Tasks other tests left queued on the shared broker would run first in this solo worker.
+    app.control.purge()
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
         yield
 
