@@ -130,6 +130,7 @@ def test_environment_has_none_of_the_parent_secrets(monkeypatch: pytest.MonkeyPa
     assert "HOME=/tmp" in result.stderr
 
 
+@pytest.mark.slow
 def test_process_limit_contains_a_fork_bomb() -> None:
     marker = uuid.uuid4().hex
     started = time.monotonic()
@@ -211,6 +212,7 @@ except OSError as exc:
     assert mapped == {"mmap": "mapped"}  # control: the cap is what refused it
 
 
+@pytest.mark.slow
 def test_cpu_limit_kills_a_busy_loop() -> None:
     started = time.monotonic()
     result = probe(
