@@ -76,7 +76,8 @@ def test_database_and_redis_urls_switch_to_postgresql_and_redis(monkeypatch):
     assert (database["HOST"], database["NAME"]) == ("db.internal", "console")
     layer = settings["CHANNEL_LAYERS"]["default"]
     assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
-    assert layer["CONFIG"]["hosts"] == ["redis://cache.internal:6379/3"]
+    hosts = [h["address"] if isinstance(h, dict) else h for h in layer["CONFIG"]["hosts"]]
+    assert hosts == ["redis://cache.internal:6379/3"]
     assert settings["CELERY_BROKER_URL"] == "redis://cache.internal:6379/3"
     assert settings["CELERY_TASK_ALWAYS_EAGER"] is False
 
