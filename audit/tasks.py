@@ -11,7 +11,7 @@ from django.utils import timezone
 from audit import chain, services
 
 
-@shared_task(name="audit.tasks.records_seal_chain")
+@shared_task(name="audit.tasks.records_seal_chain", ignore_result=True)
 def records_seal_chain(agent_id: int | None = None) -> int:
     """Seal pending records of one agent (after an ingest commit) or of all (beat)."""
     if agent_id is None:
@@ -19,7 +19,7 @@ def records_seal_chain(agent_id: int | None = None) -> int:
     return chain.chain_seal(agent_id)
 
 
-@shared_task(name="audit.tasks.records_purge_expired")
+@shared_task(name="audit.tasks.records_purge_expired", ignore_result=True)
 def records_purge_expired() -> int:
     """Delete records older than CONSOLE_RECORD_RETENTION_DAYS (one governance event per
     agent and run)."""
