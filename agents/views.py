@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
@@ -113,6 +113,7 @@ def agent_list(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @admin_required
+@require_safe
 def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     groups = selectors.hook_groups(agent, None)
@@ -304,6 +305,7 @@ def _custom_agent_for(request: HtmxHttpRequest, slug: str, name: str) -> CustomA
 
 
 @admin_required
+@require_safe
 def custom_agent_detail(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
     custom_agent = _custom_agent_for(request, slug, name)
     groups = selectors.hook_groups(custom_agent.agent, custom_agent)
@@ -363,6 +365,7 @@ def custom_agent_yaml(request: HtmxHttpRequest, slug: str, name: str) -> HttpRes
 
 
 @admin_required
+@require_safe
 def custom_agent_export(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
     custom_agent = _custom_agent_for(request, slug, name)
     body = yaml_dump(selectors.custom_agent_as_document(custom_agent))
@@ -409,6 +412,7 @@ def agent_token_revoke(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResp
 
 
 @admin_required
+@require_safe
 def history(request: HtmxHttpRequest, slug: str, name: str = "") -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     revisions = selectors.revisions_for_scope(agent, name)[:200]
@@ -428,6 +432,7 @@ def history(request: HtmxHttpRequest, slug: str, name: str = "") -> HttpResponse
 
 
 @admin_required
+@require_safe
 def revision_detail(request: HtmxHttpRequest, slug: str, number: int) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     revision = selectors.get_revision(agent, number)
