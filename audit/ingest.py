@@ -56,6 +56,7 @@ CONSOLE_RECORD_RULES: dict[str, Any] = {
         "enforced_identity": {"maxLength": 200},
         "timestamp": {"maxLength": 64},
         "decided_by": {"maximum": INT_MAX},
+        "interceptors_registered": {"maximum": INT_MAX},
         "verdict": {
             "type": "object",
             "required": ["decision"],
@@ -83,7 +84,11 @@ CONSOLE_RECORD_RULES: dict[str, Any] = {
         },
         "verdicts": {
             "items": {
-                "properties": {"name": {"maxLength": 128}, "reason": _NULLABLE_STR},
+                "properties": {
+                    "index": {"maximum": INT_MAX},
+                    "name": {"maxLength": 128},
+                    "reason": _NULLABLE_STR,
+                },
             }
         },
     },

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import takewhile
 from typing import Any
 
+import orjson
 import psycopg
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -110,13 +111,17 @@ def _pg_insert_sql() -> str:
 _PG_INSERT_SQL = _pg_insert_sql()
 
 
+def _raw_text(value: Any) -> str:
+    # orjson: ~10x faster than json.dumps for the record wire, the hottest call of ingest.
+    return orjson.dumps(value).decode()
+
+
 def _pg_array_literal(items: list[str]) -> str:
     quoted = ('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"' for item in items)
     return "{" + ",".join(quoted) + "}"
 
 
 def _pg_arrays(rows: list[RecordRow], now: dt.datetime) -> list[list[Any]]:
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     names = [name for name, _kind in _PG_BATCH_COLUMNS]
     columns: list[list[Any]] = [[] for _ in names]
     for row in rows:
@@ -125,7 +130,7 @@ def _pg_arrays(rows: list[RecordRow], now: dt.datetime) -> list[list[Any]]:
             if name == "hook_ids":
                 value = _pg_array_literal(value)
             elif name == "raw":
-                value = dumps(value)
+                value = _raw_text(value)
             elif name == "timestamp" and value is None:
                 value = now
             columns[index].append(value)
@@ -153,7 +158,6 @@ def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime)
     cursor.execute(_PG_IDS_SQL, [len(rows)])
     ids = [found[0] for found in cursor.fetchall()]
     names = [name for name, _kind in _PG_BATCH_COLUMNS]
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     with cursor.copy(_PG_COPY_SQL) as copy:
         for pk, row in zip(ids, rows, strict=True):
             values: list[Any] = [pk, agent.pk, now]
@@ -162,7 +166,7 @@ def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime)
                 if name == "hook_ids":
                     value = _pg_array_literal(value)
                 elif name == "raw":
-                    value = dumps(value)
+                    value = _raw_text(value)
                 elif name == "timestamp" and value is None:
                     value = now
                 values.append(value)

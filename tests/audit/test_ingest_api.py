@@ -166,6 +166,17 @@ def test_strings_postgresql_cannot_store_are_refused_not_500(client, sre):
     assert response.status_code == 400 and "/0/meta/tool_name" in response.json()["error"]["fields"]
 
 
+def test_integers_past_64_bits_are_refused_by_field(client, sre):
+    raw = json.dumps(items(sdk_session(["ls"]))).replace(
+        '"interceptors_registered": 2',
+        '"interceptors_registered": 123456789012345678901234567890',
+        1,
+    )
+    response = client.post(URL, data=raw, content_type="application/json", **sre.headers())
+    assert response.status_code == 400
+    assert "/0/record/interceptors_registered" in response.json()["error"]["fields"]
+
+
 def test_unparseable_timestamp_is_refused(client, sre):
     batch = items(sdk_session(["ls"]))
     batch[0]["record"]["timestamp"] = "yesterday"

@@ -39,6 +39,8 @@ def corpus() -> list[tuple[dict[str, Any], bool]]:
         lambda r: r.update(declaration="agent-hooks-declaration/one"),
         lambda r: r.update(verdicts=[{"index": 0, "decision": "allow", "args": {}}]),
         lambda r: r.update(trace={"trace_id": "t", "baggage": "x"}),
+        lambda r: r.update(interceptors_registered=2**70),
+        lambda r: r.update(verdicts=[{"index": 2**40, "decision": "allow"}]),
     ]
     for mutate in mutations:
         record = copy.deepcopy(base)

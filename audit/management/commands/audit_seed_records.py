@@ -26,7 +26,7 @@ from agents.models import Agent
 # total, start (epoch seconds), span (seconds). Everything else is fixed SQL.
 SEED_SQL = """
 WITH g AS (
-  SELECT g, (g * 2654435761) %% 1000 AS h, g %% 10 AS seq, g / 10 AS sess
+  SELECT g, abs(hashint8(g)) %% 1000 AS h, g %% 10 AS seq, g / 10 AS sess
   FROM generate_series(%(first)s::bigint, %(last)s::bigint) AS g
 ), r AS MATERIALIZED (
   SELECT g, seq, sess, h,
