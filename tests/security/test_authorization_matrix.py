@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from django.db import transaction
@@ -23,9 +22,7 @@ from tests.security.world import (
     PERSONAS,
     SESSION_PERSONAS,
     World,
-    build_world,
     fingerprint,
-    flush_database,
 )
 
 # Marked so pytest-django creates the test database; the module's world is committed once
@@ -35,15 +32,6 @@ pytestmark = pytest.mark.django_db
 FOREIGN = ("agent_other", "rev_other", "pat_rev_other")
 SUCCESS = {200, 201, 202, 204, 302}
 PROBED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
-
-
-@pytest.fixture(scope="module")
-def world(django_db_setup: Any, django_db_blocker: Any) -> Iterator[World]:
-    with django_db_blocker.unblock():
-        try:
-            yield build_world()
-        finally:
-            flush_database()
 
 
 @dataclass
