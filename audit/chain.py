@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -73,9 +73,11 @@ def _plain(value: Any) -> Any:
 
 
 def record_canonical(values: Mapping[str, Any]) -> bytes:
-    """Canonical JSON (sorted keys, no spaces, ASCII) of a record's stored fields."""
+    """Canonical JSON of a record's stored fields: sorted keys, no spaces, UTF-8, i.e.
+    `json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` encoded
+    as UTF-8 (orjson writes the same bytes, several times faster)."""
     document = {name: _plain(values[name]) for name in SEALED_FIELDS}
-    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode("ascii")
+    return orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
 
 
 def chain_digest(prev_hash: str, values: Mapping[str, Any]) -> str:

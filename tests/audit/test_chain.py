@@ -76,6 +76,16 @@ def test_sealing_runs_after_the_ingest_commit(client, sre, django_capture_on_com
     assert RecordSeal.objects.filter(agent=sre.agent).count() == 5
 
 
+def test_the_canonical_form_is_the_documented_stdlib_json(sealed):
+    from audit.chain import SEALED_FIELDS, _plain, record_canonical
+
+    values = InterceptionRecord.objects.filter(agent=sealed.agent).values(*SEALED_FIELDS)[0]
+    values["reason"] = 'zażółć ✓ "quoted"'
+    document = {name: _plain(values[name]) for name in SEALED_FIELDS}
+    expected = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert record_canonical(values) == expected.encode("utf-8")
+
+
 def test_an_altered_record_is_reported_first(sealed):
     victim = seals(sealed.agent)[6]
     InterceptionRecord.objects.filter(pk=victim.record_id).update(reason="nothing to see")
