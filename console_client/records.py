@@ -1,9 +1,16 @@
 """The record sink: interception records to `POST /api/v1/records`, never blocking the agent.
 
 `submit` (called synchronously by the SDK after every emission) only enqueues. A
-background task batches up to 500 items per request, retries with backoff, and spools
-what it cannot deliver to a local JSONL file that is replayed once the console answers
-again. `aclose()` flushes the queue and tries the spool one last time.
+background task batches up to 500 items (and at most BATCH_BYTES_MAX bytes) per request,
+retries with backoff, and spools what it cannot deliver to a local JSONL file that is
+replayed once the console answers again. `aclose()` flushes the queue and tries the spool
+one last time.
+
+Nothing handed to `submit` is dropped short of a console refusal (400, or 413 for a single
+record): a batch the console finds too large is split; a replay claims the spool by
+renaming it, and a claim left behind by a process that died mid-replay is adopted by the
+next replay; a cancelled delivery task spools what it holds. Delivery is at least once;
+the console de-duplicates on (agent, session_id, sequence), so each record is stored once.
 
 What leaves is the SDK's payload-free record wire (interception-record.schema.json) with
 every free-text `message` removed as well, since a hook's words may quote the payload,
@@ -17,6 +24,7 @@ import contextlib
 import json
 import logging
 import os
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,10 +35,14 @@ from agent_hooks import InterceptionRecord
 log = logging.getLogger(__name__)
 
 BATCH_MAX = 500
+# Under the console's default request limit (MAX_BODY_BYTES, 1 MiB); a 413 splits further.
+BATCH_BYTES_MAX = 512 * 1024
 QUEUE_MAX = 10_000
 RETRY_DELAYS = (0.2, 0.5, 1.0)
 FLUSH_INTERVAL = 0.5
 META_KEYS = ("custom_agent", "tool_name", "framework", "revision")
+SPOOL_NAME = "records.jsonl"
+CLAIM_PREFIX = "records.replay-"
 
 
 def record_wire(record: InterceptionRecord) -> dict[str, Any]:
@@ -66,12 +78,16 @@ class RecordSink:
         http: Callable[[], httpx.AsyncClient],
         spool_dir: Path,
         batch_max: int = BATCH_MAX,
+        batch_bytes_max: int = BATCH_BYTES_MAX,
         retry_delays: tuple[float, ...] = RETRY_DELAYS,
         flush_interval: float = FLUSH_INTERVAL,
     ) -> None:
         self._http = http
         self.spool_dir = spool_dir
         self._batch_max = batch_max
+        self._batch_bytes_max = batch_bytes_max
+        self._instance = uuid.uuid4().hex[:8]
+        self._claims = 0
         self._retry_delays = retry_delays
         self._flush_interval = flush_interval
         self._queue: asyncio.Queue[dict[str, Any]] | None = None
@@ -79,10 +95,11 @@ class RecordSink:
         self._closing = False
         self.delivered = 0
         self.spooled = 0
+        self.refused = 0
 
     @property
     def spool_file(self) -> Path:
-        return self.spool_dir / "records.jsonl"
+        return self.spool_dir / SPOOL_NAME
 
     def submit(self, record: InterceptionRecord, meta: dict[str, Any]) -> None:
         item = record_item(record, meta)
@@ -102,34 +119,67 @@ class RecordSink:
     async def _deliver_forever(self) -> None:
         assert self._queue is not None
         while True:
-            batch = [await self._queue.get()]
-            # Let a burst of emissions land in one request.
-            await asyncio.sleep(self._flush_interval)
-            while len(batch) < self._batch_max and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            held = [await self._queue.get()]
+            taken = 1
             try:
-                await self._send_with_retries(batch)
+                # Let a burst of emissions land in one request.
+                await asyncio.sleep(self._flush_interval)
+                while len(held) < self._batch_max and not self._queue.empty():
+                    held.append(self._queue.get_nowait())
+                    taken += 1
+                try:
+                    await self._send_with_retries(held)
+                except DeliveryError as exc:
+                    log.warning("console records not delivered (%s); spooling %d", exc, len(held))
+                    self._spool(held)
+                    held = []
+                    continue
+                held = []
                 await self._replay_spool()
-            except DeliveryError as exc:
-                log.warning("console records not delivered (%s); spooling %d", exc, len(batch))
-                self._spool(batch)
+            except asyncio.CancelledError:
+                # Shutting down with records in hand (or queued): keep them for a replay.
+                while not self._queue.empty():
+                    held.append(self._queue.get_nowait())
+                    taken += 1
+                if held:
+                    self._spool(held)
+                raise
             finally:
-                for _ in batch:
+                for _ in range(taken):
                     self._queue.task_done()
 
+    def _encode(self, batch: list[dict[str, Any]]) -> bytes:
+        return json.dumps(batch, separators=(",", ":")).encode("utf-8")
+
     async def _send(self, batch: list[dict[str, Any]]) -> None:
+        """Deliver `batch`, split into requests the console accepts; DeliveryError if not."""
+        body = self._encode(batch)
+        if len(body) > self._batch_bytes_max and len(batch) > 1:
+            await self._send_halves(batch)
+            return
         try:
             async with self._http() as client:
-                response = await client.post("/api/v1/records", json=batch)
+                response = await client.post(
+                    "/api/v1/records", content=body, headers={"Content-Type": "application/json"}
+                )
         except httpx.HTTPError as exc:
             raise DeliveryError(f"console unreachable: {type(exc).__name__}") from None
-        if response.status_code == 400:
+        if response.status_code == 413 and len(batch) > 1:
+            await self._send_halves(batch)
+            return
+        if response.status_code in (400, 413):
             # A refused batch will be refused again: keep it out of the spool, say so loudly.
             log.error("console refused %d records: %s", len(batch), response.text[:500])
+            self.refused += len(batch)
             return
         if response.status_code >= 300:
             raise DeliveryError(f"console answered {response.status_code}")
         self.delivered += len(batch)
+
+    async def _send_halves(self, batch: list[dict[str, Any]]) -> None:
+        middle = len(batch) // 2
+        await self._send(batch[:middle])
+        await self._send(batch[middle:])
 
     async def _send_with_retries(self, batch: list[dict[str, Any]]) -> None:
         for chunk_start in range(0, len(batch), self._batch_max):
@@ -150,30 +200,59 @@ class RecordSink:
                 handle.write(json.dumps(item, separators=(",", ":")) + "\n")
         self.spooled += len(items)
 
-    async def _replay_spool(self) -> None:
-        """Send the spool in order; whatever fails stays spooled for the next attempt."""
-        if not self.spool_file.exists():
-            return
-        replaying = self.spool_file.with_suffix(f".replay-{os.getpid()}")
-        os.replace(self.spool_file, replaying)
-        lines = replaying.read_text(encoding="utf-8").splitlines()
-        items = []
-        for line in lines:
+    def _claim_path(self) -> Path:
+        self._claims += 1
+        return self.spool_dir / f"{CLAIM_PREFIX}{os.getpid()}-{self._instance}-{self._claims}"
+
+    def _claim_spool(self) -> list[Path]:
+        """Take the spool, and replays abandoned by processes that died, by renaming them
+        (atomic: of two processes adopting one file, one gets it). Oldest first."""
+        if not self.spool_dir.exists():
+            return []
+        sources = [
+            path
+            for path in self.spool_dir.glob(f"{CLAIM_PREFIX}*")
+            if not _claim_owner_alive(path.name)
+        ]
+        sources.sort(key=_mtime)
+        sources.append(self.spool_file)
+        claimed = []
+        for source in sources:
+            target = self._claim_path()
             try:
-                items.append(json.loads(line))
-            except ValueError:
-                log.error("dropping an unreadable spooled record line")
-        try:
-            for start in range(0, len(items), self._batch_max):
-                chunk = items[start : start + self._batch_max]
+                os.replace(source, target)
+            except FileNotFoundError:
+                continue
+            claimed.append(target)
+        return claimed
+
+    async def _replay_spool(self) -> None:
+        """Send the spool in order; whatever is not delivered (failure or cancellation) is
+        spooled again before the claimed files are removed."""
+        claimed = self._claim_spool()
+        if not claimed:
+            return
+        items = []
+        for path in claimed:
+            for line in path.read_text(encoding="utf-8").splitlines():
                 try:
-                    await self._send(chunk)
-                except DeliveryError:
-                    self._spool(items[start:])
-                    self.spooled -= len(items) - start
-                    return
+                    items.append(json.loads(line))
+                except ValueError:
+                    log.error("dropping an unreadable spooled record line")
+        sent = 0
+        try:
+            while sent < len(items):
+                chunk = items[sent : sent + self._batch_max]
+                await self._send(chunk)
+                sent += len(chunk)
+        except DeliveryError:
+            pass
         finally:
-            replaying.unlink(missing_ok=True)
+            if sent < len(items):
+                self._spool(items[sent:])
+                self.spooled -= len(items) - sent
+            for path in claimed:
+                path.unlink(missing_ok=True)
 
     async def flush(self) -> None:
         """Wait until every submitted record is delivered or spooled."""
@@ -190,3 +269,28 @@ class RecordSink:
             self._task = None
         with contextlib.suppress(DeliveryError, OSError):
             await self._replay_spool()
+
+
+def _claim_owner_alive(name: str) -> bool:
+    """Whether the process that claimed a replay file (`records.replay-<pid>[-…]`) runs.
+    This process's own claims are in flight, never abandoned (cancellation re-spools)."""
+    pid_text = name[len(CLAIM_PREFIX) :].split("-", 1)[0]
+    if not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
