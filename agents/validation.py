@@ -105,6 +105,14 @@ def _shown(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+def _has_nul(value: Any, key: str, at: str, problems: Problems) -> bool:
+    """PostgreSQL text and jsonb cannot hold NUL characters: refuse them by field."""
+    if isinstance(value, str) and "\x00" in value:
+        problems.error(at, f"{key} must not contain NUL characters.")
+        return True
+    return False
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -134,6 +142,8 @@ def _check_matcher(raw: dict[str, Any], event: str, base: str, problems: Problem
     if not isinstance(matcher, str):
         problems.error(at, "matcher must be a string (a regular expression, or '*').")
         return
+    if _has_nul(matcher, "matcher", at, problems):
+        return
     if matcher != "*":
         try:
             re.compile(f"^({matcher})$")
@@ -146,6 +156,7 @@ def _check_script(raw: dict[str, Any], key: str, at: str, problems: Problems) ->
     if not isinstance(value, str) or not value.strip():
         problems.error(at, f"{key} must be a non-empty string.")
         return
+    _has_nul(value, key, at, problems)
     size = len(value.encode("utf-8"))
     if size > SCRIPT_MAX_BYTES:
         problems.error(at, f"{key} is {size} bytes; the limit is {SCRIPT_MAX_BYTES} bytes (64 KB).")
@@ -194,6 +205,7 @@ def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | 
         prompt = raw.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             problems.error(f"{base}/prompt", "prompt is required for prompt hooks.")
+        _has_nul(prompt, "prompt", f"{base}/prompt", problems)
     elif hook_type == "command":
         present = [key for key in ("command", "script") if key in raw]
         if not present:
@@ -357,6 +369,7 @@ def validate_document(raw: Any) -> CustomAgentDocument:
     for key in ("instructions", "handoffDescription"):
         if key in spec and spec[key] is not None and not isinstance(spec[key], str):
             problems.error(f"/spec/{key}", f"{key} must be a string.")
+        _has_nul(spec.get(key), key, f"/spec/{key}", problems)
     if "enableVanillaMode" in spec and not isinstance(spec["enableVanillaMode"], bool):
         problems.error("/spec/enableVanillaMode", "enableVanillaMode must be true or false.")
     hooks, hook_problems = validate_hooks_map(spec.get("hooks"), base="/spec/hooks")

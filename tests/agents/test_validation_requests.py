@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import yaml
 from django.test import Client
 
 from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
@@ -160,3 +163,61 @@ def test_chunked_body_without_content_length_is_a_411_and_changes_nothing(sre, u
 def test_unsupported_method_is_a_405_in_the_error_shape(sre):
     response = Client().post(URL, "{}", content_type="application/json", **sre.headers())
     _error(response, 405, "method_not_allowed")
+
+
+def _document_with(**spec) -> dict:
+    document = yaml.safe_load(SEED_CUSTOM_AGENT_YAML)
+    document["spec"].update(spec)
+    return document
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("pointer", "edit"),
+    [
+        ("/spec/instructions", lambda d: d["spec"].update(instructions="a\x00b")),
+        ("/spec/handoffDescription", lambda d: d["spec"].update(handoffDescription="\x00")),
+        (
+            "/spec/hooks/Stop/0/prompt",
+            lambda d: d["spec"]["hooks"]["Stop"][0].update(prompt="x\x00"),
+        ),
+        (
+            "/spec/hooks/PostToolUse/0/script",
+            lambda d: d["spec"]["hooks"]["PostToolUse"][0].update(script="#!/bin/bash\n\x00"),
+        ),
+        (
+            "/spec/hooks/PostToolUse/0/matcher",
+            lambda d: d["spec"]["hooks"]["PostToolUse"][0].update(matcher="Bash\x00"),
+        ),
+    ],
+)
+def test_nul_characters_are_refused_by_field_not_a_database_crash(sre, pointer, edit):
+    document = _document_with()
+    edit(document)
+    response = Client().put(
+        URL, json.dumps(document), content_type="application/json", **sre.headers()
+    )
+    fields = _error(response, 400, "invalid")["fields"]
+    assert fields[pointer] == [f"{pointer.rsplit('/', 1)[1]} must not contain NUL characters."]
+    assert not CustomAgent.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("application/json", '{"api_version": "azuresre.ai/v2", "kind": "\\ud800"}'),
+        ("application/json", '{"\\udfff": 1}'),
+        ("application/yaml", 'api_version: "\\ud800"\n'),
+    ],
+)
+def test_lone_surrogates_are_a_400_not_a_crash(sre, content_type, body):
+    response = Client().put(URL, body, content_type=content_type, **sre.headers())
+    assert "not valid Unicode" in _error(response, 400, "malformed")["message"]
+
+
+@pytest.mark.django_db
+def test_yaml_python_tags_are_refused(sre):
+    body = "!!python/object/apply:os.system ['touch /tmp/should-not-exist']\n"
+    response = Client().put(URL, body, content_type="application/yaml", **sre.headers())
+    assert "Malformed YAML" in _error(response, 400, "malformed")["message"]
