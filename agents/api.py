@@ -11,6 +11,7 @@ from django.db.models import Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,7 +25,7 @@ from agents.selectors import (
     get_agent_for_user,
     get_custom_agent,
 )
-from agents.validation import ValidationFailed, custom_agent_document
+from agents.validation import NAME_RE, ValidationFailed, custom_agent_document
 from console.api import YAML_PARSERS, ApiError, JSONParser, YAMLRenderer
 from console.auth import IsAgentOrAdmin
 
@@ -63,7 +64,16 @@ def request_agent(request: Request) -> Agent:
             "Name the agent with ?agent=<slug> (agent tokens need no parameter).",
             fields={"/agent": ["This query parameter is required for people."]},
         )
+    if not NAME_RE.match(slug):
+        raise NotFound("No such agent.")
     return get_agent_for_user(user, slug, write=True)
+
+
+def _custom_agent(request: Request, name: str) -> CustomAgent:
+    # A name no custom agent can have (a NUL byte, say) never reaches the database.
+    if not NAME_RE.match(name):
+        raise NotFound("No such custom agent.")
+    return get_custom_agent(request_agent(request), name)
 
 
 class _AgentConfigView(APIView):
@@ -92,7 +102,7 @@ class CustomAgentListApi(_AgentConfigView):
 class CustomAgentDetailApi(_AgentConfigView):
     @extend_schema(parameters=[AGENT_PARAM], responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, name: str) -> Response:
-        custom_agent = get_custom_agent(request_agent(request), name)
+        custom_agent = _custom_agent(request, name)
         return Response(custom_agent_as_document(custom_agent))
 
     @extend_schema(
@@ -113,7 +123,7 @@ class CustomAgentDetailApi(_AgentConfigView):
 
     @extend_schema(parameters=[AGENT_PARAM], responses={204: None})
     def delete(self, request: Request, name: str) -> Response:
-        custom_agent = get_custom_agent(request_agent(request), name)
+        custom_agent = _custom_agent(request, name)
         services.custom_agent_delete(actor=request.user, custom_agent=custom_agent)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

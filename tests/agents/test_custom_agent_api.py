@@ -335,3 +335,23 @@ def test_list_query_count_does_not_grow_with_custom_agents(sre):
         )
     assert len(client.get(LIST_URL, **sre.headers()).json()["value"]) == 6
     assert _list_queries(sre) == one
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"{LIST_URL}/a%00b",
+        f"{LIST_URL}/bad%20name",
+        f"{LIST_URL}?agent=a%00b",
+        f"{LIST_URL}/my_hooked_agent?agent=a%00b",
+    ],
+)
+def test_names_no_agent_can_have_are_404_without_a_database_error(admin_client, sre, url):
+    admin_client.raise_request_exception = False
+    responses = [admin_client.get(url)]
+    if not url.startswith(f"{LIST_URL}?"):
+        responses.append(admin_client.delete(url))
+    for response in responses:
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"
