@@ -16,7 +16,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from console.parsers import TOO_DEEP, JSONParser, ensure_encodable
+from console.parsers import TOO_DEEP, JSONParser, ensure_storable
 
 __all__ = ["YAML_PARSERS", "ApiError", "JSONParser", "YAMLRenderer", "error_body", "yaml_dump"]
 
@@ -118,7 +118,7 @@ class YAMLParser(parsers.BaseParser):
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         try:
-            return ensure_encodable(yaml.safe_load(stream.read().decode("utf-8")))
+            return ensure_storable(yaml.safe_load(stream.read().decode("utf-8")))
         except UnicodeDecodeError as exc:
             raise exceptions.ParseError(f"Body is not UTF-8: {exc}") from None
         except yaml.YAMLError as exc:

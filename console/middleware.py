@@ -1,5 +1,5 @@
-"""Refuse oversized API bodies with 413, and bodies of unknown length with 411, before
-anything parses them."""
+"""Requests refused before anything reads them: oversized API bodies (413), API bodies of
+unknown length (411), and addresses holding a NUL byte (400)."""
 
 from __future__ import annotations
 
@@ -36,4 +36,22 @@ class BodySizeLimitMiddleware:
         if length > limit and request.path.startswith("/api/"):
             body = error_body("too_large", f"Request body is {length} bytes; the limit is {limit}.")
             return HttpResponse(json.dumps(body), status=413, content_type="application/json")
+        return self.get_response(request)
+
+
+class NulByteGuardMiddleware:
+    """Answer 400 to a path or query string holding a NUL byte: PostgreSQL refuses NUL in
+    text, so such a value would otherwise fail as a 500 in whichever lookup met it first."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        query = request.META.get("QUERY_STRING", "")
+        if "\x00" in request.path or "%00" in query or "\x00" in query:
+            message = "The address contains a NUL byte."
+            if request.path.startswith("/api/"):
+                body = json.dumps(error_body("invalid", message))
+                return HttpResponse(body, status=400, content_type="application/json")
+            return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

@@ -172,6 +172,7 @@ def _document_with(**spec) -> dict:
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("content_type", ["application/json", "application/yaml"])
 @pytest.mark.parametrize(
     ("pointer", "edit"),
     [
@@ -185,35 +186,58 @@ def _document_with(**spec) -> dict:
             "/spec/hooks/PostToolUse/0/script",
             lambda d: d["spec"]["hooks"]["PostToolUse"][0].update(script="#!/bin/bash\n\x00"),
         ),
-        (
-            "/spec/hooks/PostToolUse/0/matcher",
-            lambda d: d["spec"]["hooks"]["PostToolUse"][0].update(matcher="Bash\x00"),
-        ),
     ],
 )
-def test_nul_characters_are_refused_by_field_not_a_database_crash(sre, pointer, edit):
+def test_nul_characters_are_refused_by_pointer_not_a_database_crash(
+    sre, content_type, pointer, edit
+):
     document = _document_with()
     edit(document)
-    response = Client().put(
-        URL, json.dumps(document), content_type="application/json", **sre.headers()
-    )
+    body = json.dumps(document) if content_type == "application/json" else yaml.safe_dump(document)
+    response = Client().put(URL, body, content_type=content_type, **sre.headers())
     fields = _error(response, 400, "invalid")["fields"]
-    assert fields[pointer] == [f"{pointer.rsplit('/', 1)[1]} must not contain NUL characters."]
+    assert fields == {pointer: [f"{pointer.rsplit('/', 1)[1]} must not contain NUL characters."]}
     assert not CustomAgent.objects.exists()
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("content_type", "body"),
+    ("content_type", "body", "pointer"),
     [
-        ("application/json", '{"api_version": "azuresre.ai/v2", "kind": "\\ud800"}'),
-        ("application/json", '{"\\udfff": 1}'),
-        ("application/yaml", 'api_version: "\\ud800"\n'),
+        ("application/json", '{"api_version": "azuresre.ai/v2", "kind": "\\ud800"}', "/kind"),
+        ("application/json", '{"spec": {"\\udfff": 1}}', "/spec"),
+        (
+            "application/json",
+            '{"hooks": {"Stop": [{"prompt": "\\ud800"}]}}',
+            "/hooks/Stop/0/prompt",
+        ),
     ],
 )
-def test_lone_surrogates_are_a_400_not_a_crash(sre, content_type, body):
+def test_lone_surrogates_are_refused_by_pointer_not_a_crash(sre, content_type, body, pointer):
     response = Client().put(URL, body, content_type=content_type, **sre.headers())
-    assert "not valid Unicode" in _error(response, 400, "malformed")["message"]
+    fields = _error(response, 400, "invalid")["fields"]
+    assert list(fields) == [pointer]
+    assert "Unicode" in fields[pointer][0]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"{URL}%00",
+        f"{URL}?agent=a%00b",
+        "/api/v1/agent/hooks?agent=%00",
+        "/api/v1/records?q=%00",
+        "/agents/a%00b/",
+        "/audit/?q=a%00",
+    ],
+)
+def test_addresses_holding_a_nul_byte_are_400_everywhere(admin_client, url):
+    admin_client.raise_request_exception = False
+    response = admin_client.get(url)
+    assert response.status_code == 400
+    if url.startswith("/api/"):
+        assert "NUL" in _error(response, 400, "invalid")["message"]
 
 
 @pytest.mark.django_db
