@@ -7,6 +7,7 @@ ingest fast path (one multi-row INSERT … ON CONFLICT DO NOTHING on PostgreSQL)
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from dataclasses import dataclass
 from itertools import takewhile
@@ -137,15 +138,15 @@ def _pg_arrays(rows: list[RecordRow], now: dt.datetime) -> list[list[Any]]:
     return columns
 
 
-_PG_EXISTING_SQL = (
-    "SELECT r.session_id, r.sequence FROM audit_interceptionrecord r "
-    "JOIN unnest(%s::text[], %s::bigint[]) AS k(session_id, sequence) "
-    "ON r.session_id = k.session_id AND r.sequence = k.sequence WHERE r.agent_id = %s"
-)
-_PG_IDS_SQL = (
-    "SELECT nextval(pg_get_serial_sequence('audit_interceptionrecord', 'id')) "
-    "FROM generate_series(1, %s)"
-)
+@functools.cache
+def _pg_id_sequence() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_serial_sequence('audit_interceptionrecord', 'id')")
+        found = cursor.fetchone()
+    assert found is not None and found[0]
+    return str(found[0])
+
+
 _PG_COPY_SQL = (
     "COPY audit_interceptionrecord (id, agent_id, received_at, "
     + ", ".join(name for name, _kind in _PG_BATCH_COLUMNS)
@@ -155,7 +156,9 @@ _PG_COPY_SQL = (
 
 def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
     """COPY the (already de-duplicated) rows with pre-allocated ids; queue them for sealing."""
-    cursor.execute(_PG_IDS_SQL, [len(rows)])
+    cursor.execute(
+        "SELECT nextval(%s::regclass) FROM generate_series(1, %s)", [_pg_id_sequence(), len(rows)]
+    )
     ids = [found[0] for found in cursor.fetchall()]
     names = [name for name, _kind in _PG_BATCH_COLUMNS]
     with cursor.copy(_PG_COPY_SQL) as copy:
@@ -180,9 +183,10 @@ def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime)
 
 
 def _store_postgresql(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
-    """Skip the keys already stored, COPY the rest (PostgreSQL's fastest write path). If a
-    concurrent request stores one of the same keys in between, the COPY fails on the
-    unique index and the batch goes again through INSERT … ON CONFLICT DO NOTHING."""
+    """COPY the batch (PostgreSQL's fastest write path). A batch holding a key that is
+    already stored (a replay, or a concurrent request with the same records) fails the
+    COPY on the unique index; it then goes again through INSERT … ON CONFLICT DO NOTHING,
+    which stores the rest and counts the duplicates."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config('lock_timeout', %s, true), "
@@ -196,18 +200,12 @@ def _store_postgresql(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> 
     assert raw_connection is not None
     # A server-side-binding cursor: the column arrays travel as binary parameters.
     with psycopg.Cursor(raw_connection) as cursor:
-        keys = [[row.session_id for row in rows], [row.sequence for row in rows], agent.pk]
-        cursor.execute(_PG_EXISTING_SQL, keys)
-        existing = {(session_id, sequence) for session_id, sequence in cursor.fetchall()}
-        fresh = [row for row in rows if row.key not in existing]
-        if not fresh:
-            return 0
         try:
             with transaction.atomic():
-                return _pg_copy(cursor, agent, fresh, now)
+                return _pg_copy(cursor, agent, rows, now)
         except psycopg.errors.UniqueViolation:
             pass
-        cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(fresh, now), agent.pk, now, agent.pk, now])
+        cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(rows, now), agent.pk, now, agent.pk, now])
         found = cursor.fetchone()
     return int(found[0]) if found else 0
 
