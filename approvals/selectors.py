@@ -56,8 +56,10 @@ def reviewer_may_decide(user: Any, agent_id: int) -> bool:
         return False
     if is_admin(user):
         return True
-    scopes = ReviewerScope.objects.filter(user_id=user.pk)
-    return not scopes.exists() or scopes.filter(agent_id=agent_id).exists()
+    counts = ReviewerScope.objects.filter(user_id=user.pk).aggregate(
+        scoped=Count("id"), here=Count("id", filter=Q(agent_id=agent_id))
+    )
+    return bool(counts["scoped"] == 0 or counts["here"] > 0)
 
 
 def _uuid(pk: UUID | str) -> UUID:
