@@ -10,7 +10,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/console
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 APT_PACKAGES := bubblewrap jq chromium
 
-.PHONY: run test lint typecheck venv system-deps services demo bench clean
+.PHONY: run test lint typecheck venv system-deps services demo bench clean faults load
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "No Python >= 3.12 found (PATH or ~/.pyenv/versions)"; exit 1; }
@@ -49,6 +49,14 @@ test: system-deps venv services lint typecheck
 
 bench: venv services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) bash bench/run_all.sh
+
+# Full fault runs (outages up to 60 s; own Redis, Celery, a private PostgreSQL cluster for the
+# restart) and the 3-minute mixed locust load. `make test` runs shortened forms of both.
+faults: venv services
+	DATABASE_URL=$(TEST_DATABASE_URL) PYTHONPATH=. $(PY) bench/faults/run.py all $(FAULTS_ARGS)
+
+load: venv services
+	DATABASE_URL=$(TEST_DATABASE_URL) PYTHONPATH=. $(PY) bench/load/run.py --seconds $(or $(LOAD_SECONDS),180) $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache var

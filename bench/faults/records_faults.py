@@ -34,7 +34,7 @@ class FaultResult:
 
     @property
     def ok(self) -> bool:
-        return self.check.exactly_once and self.spool_left == 0
+        return self.check.exactly_once and self.check.chain_consistent and self.spool_left == 0
 
     def report(self) -> str:
         verdict = "PASS" if self.ok else "FAIL"

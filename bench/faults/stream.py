@@ -155,6 +155,11 @@ class StoreCheck:
     seal_pending: int
 
     @property
+    def chain_consistent(self) -> bool:
+        """Every stored record is sealed or waiting to be: none fell out of the chain."""
+        return self.sealed + self.seal_pending == self.stored_rows
+
+    @property
     def exactly_once(self) -> bool:
         return self.missing == 0 and self.duplicates == 0 and self.unexpected == 0
 
@@ -171,6 +176,8 @@ def store_check(database_url: str, agent: str, ledger: Ledger) -> StoreCheck:
     sessions (earlier runs on the same database are not counted)."""
     sessions = sorted({session_id for session_id, _sequence in ledger.produced})
     with psycopg.connect(database_url, connect_timeout=10) as conn:
+        # One snapshot: a seal committing between the counts would skew them.
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         rows = conn.execute(
             "SELECT r.session_id, r.sequence FROM audit_interceptionrecord r "
             "JOIN agents_agent a ON a.id = r.agent_id "
@@ -185,10 +192,12 @@ def store_check(database_url: str, agent: str, ledger: Ledger) -> StoreCheck:
             [agent, sessions],
         ).fetchone()
         pending = conn.execute(
-            "SELECT coalesce(sum(jsonb_array_length(p.record_ids)), 0) "
-            "FROM audit_recordsealpending p JOIN agents_agent a ON a.id = p.agent_id "
-            "WHERE a.slug = %s",
-            [agent],
+            "SELECT count(*) FROM audit_recordsealpending p "
+            "CROSS JOIN LATERAL jsonb_array_elements_text(p.record_ids) AS e(id) "
+            "JOIN audit_interceptionrecord r ON r.id = e.id::bigint "
+            "JOIN agents_agent a ON a.id = r.agent_id "
+            "WHERE a.slug = %s AND r.session_id = ANY(%s)",
+            [agent, sessions],
         ).fetchone()
     counts = Counter((session_id, int(sequence)) for session_id, sequence in rows)
     stored = set(counts)

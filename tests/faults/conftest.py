@@ -12,6 +12,7 @@ import pytest
 from bench.faults.rig import Rig, rig_down, rig_up
 
 APPROVAL_TOOLS = "restart_service"
+SOCKETS = 5
 
 
 def _needs_postgres() -> None:
@@ -22,7 +23,9 @@ def _needs_postgres() -> None:
 @pytest.fixture(scope="session")
 def shared_rig() -> Iterator[Rig]:
     _needs_postgres()
-    rig = rig_up(db_name=f"faults_ci_{os.getpid()}", approval_tools=APPROVAL_TOOLS)
+    rig = rig_up(
+        db_name=f"faults_ci_{os.getpid()}", approval_tools=APPROVAL_TOOLS, sessions=SOCKETS
+    )
     try:
         yield rig
     finally:

@@ -18,7 +18,7 @@ from bench.faults.stream import Ledger, sdk_session, store_check
 from console_client import ConsoleHooks
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
-SESSIONS = 1000  # 10 records each: ~20 request-sized chunks to replay
+SESSIONS = 500  # 10 records each: ~10 request-sized chunks to replay
 
 
 def stored_count(database_url: str) -> int:
