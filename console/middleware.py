@@ -4,19 +4,41 @@ unknown length (411), and addresses holding a NUL byte (400)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from typing import Any
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from console.api import error_body
 
 
-class BodySizeLimitMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
+class RefusingMiddleware:
+    """Sync and async capable, so an async view (the approvals long-poll) is not pushed onto
+    a thread: subclasses say in `refuse()` which requests never reach the view."""
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def refuse(self, request: HttpRequest) -> HttpResponse | None:
+        raise NotImplementedError
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return self.refuse(request) or self.get_response(request)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self.refuse(request) or await self.get_response(request)
+
+
+class BodySizeLimitMiddleware(RefusingMiddleware):
+    def refuse(self, request: HttpRequest) -> HttpResponse | None:
         if (
             request.path.startswith("/api/")
             and request.method in ("POST", "PUT", "PATCH")
@@ -36,17 +58,14 @@ class BodySizeLimitMiddleware:
         if length > limit and request.path.startswith("/api/"):
             body = error_body("too_large", f"Request body is {length} bytes; the limit is {limit}.")
             return HttpResponse(json.dumps(body), status=413, content_type="application/json")
-        return self.get_response(request)
+        return None
 
 
-class NulByteGuardMiddleware:
+class NulByteGuardMiddleware(RefusingMiddleware):
     """Answer 400 to a path or query string holding a NUL byte: PostgreSQL refuses NUL in
     text, so such a value would otherwise fail as a 500 in whichever lookup met it first."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def refuse(self, request: HttpRequest) -> HttpResponse | None:
         query = request.META.get("QUERY_STRING", "")
         if "\x00" in request.path or "%00" in query or "\x00" in query:
             message = "The address contains a NUL byte."
@@ -54,4 +73,4 @@ class NulByteGuardMiddleware:
                 body = json.dumps(error_body("invalid", message))
                 return HttpResponse(body, status=400, content_type="application/json")
             return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
-        return self.get_response(request)
+        return None

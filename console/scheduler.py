@@ -33,6 +33,8 @@ def _seconds(schedule: Any) -> float:
 class EmbeddedBeat(threading.Thread):
     def __init__(self, schedule: dict[str, dict[str, Any]], *, tick: float = 1.0) -> None:
         super().__init__(name="embedded-beat", daemon=True)
+        # Celery discovers the apps' tasks.py lazily; load them so lookups by name succeed.
+        app.loader.import_default_modules()
         self.entries = [
             (name, entry["task"], _seconds(entry["schedule"])) for name, entry in schedule.items()
         ]

@@ -47,3 +47,12 @@ def test_runs_due_tasks_once_per_interval_and_survives_failures(db):
 def test_unknown_schedule_shape_is_refused():
     with pytest.raises(ValueError, match="Unsupported schedule"):
         EmbeddedBeat({"x": {"task": "tests.scheduler_probe", "schedule": "daily"}})
+
+
+def test_every_scheduled_task_of_the_project_is_registered():
+    from django.conf import settings
+
+    beat = EmbeddedBeat(settings.CELERY_BEAT_SCHEDULE)
+    assert beat.entries
+    for _name, task_name, _interval in beat.entries:
+        assert task_name in app.tasks, task_name
