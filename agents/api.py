@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Prefetch
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
@@ -19,6 +18,16 @@ from rest_framework.views import APIView
 
 from agents import services
 from agents.models import Agent, CustomAgent, Hook
+from agents.openapi import (
+    DOCUMENT_EXAMPLE,
+    HOOKS_EXAMPLE,
+    AgentHooksSerializer,
+    ExtendedAgentListSerializer,
+    ExtendedAgentSerializer,
+    HooksDocumentSerializer,
+    SavedExtendedAgentSerializer,
+    StoredExtendedAgentSerializer,
+)
 from agents.selectors import (
     agent_level_hooks,
     custom_agent_as_document,
@@ -28,6 +37,7 @@ from agents.selectors import (
 from agents.validation import NAME_RE, ValidationFailed, custom_agent_document
 from console.api import YAML_PARSERS, ApiError, JSONParser, YAMLRenderer
 from console.auth import IsAgentOrAdmin
+from console.openapi import errors
 
 AGENT_PARAM = OpenApiParameter(
     "agent", str, description="Agent slug (admins only; agent tokens act on their own agent)."
@@ -86,7 +96,7 @@ class CustomAgentListApi(_AgentConfigView):
     @extend_schema(
         operation_id="custom_agents_list",
         parameters=[AGENT_PARAM],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: ExtendedAgentListSerializer, **errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
         agent = request_agent(request)
@@ -100,13 +110,22 @@ class CustomAgentListApi(_AgentConfigView):
 
 
 class CustomAgentDetailApi(_AgentConfigView):
-    @extend_schema(parameters=[AGENT_PARAM], responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        parameters=[AGENT_PARAM], responses={200: StoredExtendedAgentSerializer, **errors(400, 404)}
+    )
     def get(self, request: Request, name: str) -> Response:
         custom_agent = _custom_agent(request, name)
         return Response(custom_agent_as_document(custom_agent))
 
     @extend_schema(
-        parameters=[AGENT_PARAM], request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT}
+        parameters=[AGENT_PARAM],
+        request=ExtendedAgentSerializer,
+        examples=[DOCUMENT_EXAMPLE],
+        responses={
+            200: SavedExtendedAgentSerializer,
+            201: SavedExtendedAgentSerializer,
+            **errors(400, 404),
+        },
     )
     def put(self, request: Request, name: str) -> Response:
         agent = request_agent(request)
@@ -121,7 +140,7 @@ class CustomAgentDetailApi(_AgentConfigView):
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
-    @extend_schema(parameters=[AGENT_PARAM], responses={204: None})
+    @extend_schema(parameters=[AGENT_PARAM], responses={204: None, **errors(400, 404)})
     def delete(self, request: Request, name: str) -> Response:
         custom_agent = _custom_agent(request, name)
         services.custom_agent_delete(actor=request.user, custom_agent=custom_agent)
@@ -129,12 +148,17 @@ class CustomAgentDetailApi(_AgentConfigView):
 
 
 class AgentHooksApi(_AgentConfigView):
-    @extend_schema(parameters=[AGENT_PARAM], responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        parameters=[AGENT_PARAM], responses={200: AgentHooksSerializer, **errors(400, 404)}
+    )
     def get(self, request: Request) -> Response:
         return Response({"hooks": agent_level_hooks(request_agent(request))})
 
     @extend_schema(
-        parameters=[AGENT_PARAM], request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT}
+        parameters=[AGENT_PARAM],
+        request=HooksDocumentSerializer,
+        examples=[HOOKS_EXAMPLE],
+        responses={200: AgentHooksSerializer, **errors(400, 404)},
     )
     def put(self, request: Request) -> Response:
         agent = request_agent(request)

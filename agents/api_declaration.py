@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -11,8 +10,10 @@ from rest_framework.views import APIView
 
 from agents.declaration import declaration_document
 from agents.models import Agent
+from agents.openapi import DeclarationSerializer
 from agents.selectors import get_custom_agent
 from console.auth import IsAgent
+from console.openapi import errors
 
 
 def _etag_matches(header: str, digest: str) -> bool:
@@ -31,7 +32,7 @@ class DeclarationApi(APIView):
                 "custom_agent", str, description="Add this custom agent's hooks after the agent's."
             )
         ],
-        responses={200: OpenApiTypes.OBJECT, 304: None},
+        responses={200: DeclarationSerializer, 304: None, **errors(404)},
     )
     def get(self, request: Request) -> Response:
         agent: Agent = request.user.agent  # type: ignore[union-attr]

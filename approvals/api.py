@@ -14,7 +14,6 @@ from uuid import UUID
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.permissions import BasePermission
@@ -24,11 +23,21 @@ from rest_framework.views import APIView
 
 from approvals import services
 from approvals.models import Escalation, EscalationStatus
+from approvals.openapi import (
+    DECISION_EXAMPLE,
+    ESCALATION_EXAMPLE,
+    DecisionAnswerSerializer,
+    DecisionSerializer,
+    EscalationCreatedSerializer,
+    EscalationCreateSerializer,
+    EscalationPageSerializer,
+)
 from approvals.selectors import escalations_visible_to, get_escalation_for_user
 from approvals.validation import InvalidInput, parse_decision
 from approvals.wire import created_answer, iso, list_item
 from console.api import ApiError
 from console.auth import IsAgent, IsReviewer, is_agent
+from console.openapi import errors
 
 LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX = 50, 200
 BODY_KEYS = ("request", "meta")
@@ -101,7 +110,16 @@ LIST_PARAMS = [
 class EscalationCollectionApi(APIView):
     permission_classes = [_AgentPostsReviewerReads]
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=EscalationCreateSerializer,
+        responses={
+            201: EscalationCreatedSerializer,
+            200: EscalationCreatedSerializer,
+            **errors(400),
+        },
+        description="201: a new escalation; 200: the one already open for this context_identity.",
+        examples=[ESCALATION_EXAMPLE],
+    )
     def post(self, request: Request) -> Response:
         body = request.data
         if not isinstance(body, dict) or "request" not in body:
@@ -121,7 +139,7 @@ class EscalationCollectionApi(APIView):
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(created_answer(escalation), status=code)
 
-    @extend_schema(parameters=LIST_PARAMS, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(parameters=LIST_PARAMS, responses={200: EscalationPageSerializer, **errors(400)})
     def get(self, request: Request) -> Response:
         now = timezone.now()
         params = request.query_params
@@ -145,7 +163,14 @@ class EscalationCollectionApi(APIView):
 
 
 class EscalationDecisionApi(APIView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=DecisionSerializer,
+        responses={
+            200: DecisionAnswerSerializer,
+            **errors(400, 404, 409, _409="conflict: already decided, or expired"),
+        },
+        examples=[DECISION_EXAMPLE],
+    )
     def post(self, request: Request, pk: str) -> Response:
         if is_agent(request.user):
             raise forbidden("Agents never decide escalations, not even their own.")

@@ -27,6 +27,12 @@ from rest_framework.views import APIView
 
 from audit import export, services
 from audit.ingest import BatchInvalid, batch_rows, body_needs_string_check
+from audit.openapi import (
+    RECORD_BATCH,
+    RECORDS_EXAMPLE,
+    IngestAnswerSerializer,
+    RecordPageSerializer,
+)
 from audit.selectors import (
     RECORD_FILTERS,
     FilterError,
@@ -38,6 +44,7 @@ from audit.selectors import (
 )
 from console.api import ApiError
 from console.auth import IsAgent, IsAuditor
+from console.openapi import errors
 
 RETRY_AFTER_SECONDS = 5
 FILTER_PARAMS = [OpenApiParameter(name, str) for name in RECORD_FILTERS]
@@ -113,9 +120,10 @@ class RecordsApi(_RecordsView):
         return [IsAgent()] if self.request.method == "POST" else [IsAuditor()]
 
     @extend_schema(
-        request=OpenApiTypes.OBJECT,
-        responses={202: OpenApiTypes.OBJECT},
+        request=RECORD_BATCH,
+        responses={202: IngestAnswerSerializer, **errors(400, 503)},
         description="A JSON array (1-1000) of {record, meta}; all stored or none.",
+        examples=[RECORDS_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
         if not (request.content_type or "").startswith("application/json"):
@@ -143,7 +151,7 @@ class RecordsApi(_RecordsView):
             OpenApiParameter("cursor", str),
             OpenApiParameter("limit", int),
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: RecordPageSerializer, **errors(400, 503)},
     )
     def get(self, request: Request) -> Response:
         qs = _filtered(request, ("cursor", "limit"))
@@ -166,7 +174,11 @@ class RecordsExportApi(_RecordsView):
 
     @extend_schema(
         parameters=[*FILTER_PARAMS, OpenApiParameter("format", str, enum=list(export.FORMATS))],
-        responses={200: OpenApiTypes.BINARY},
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            **errors(400, 503),
+        },
     )
     def get(self, request: Request) -> HttpResponseBase:
         fmt = request.query_params.get("format") or "csv"

@@ -218,6 +218,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "approvals.openapi.document_longpoll",
+        "audit.openapi.document_batch_bounds",
+        "console.openapi.close_request_objects",
+        # Last: adds the error answers every operation can give, the long-poll's too.
+        "console.openapi.document_common_errors",
+    ],
 }
 
 # Console behaviour.

@@ -1,0 +1,131 @@
+"""OpenAPI shapes of the records API (documentation only: audit.ingest validates each record
+against the SDK's interception-record schema and the console's payload-free rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, extend_schema_field
+from rest_framework import serializers
+
+from agents.models import Mode
+from audit.ingest import MAX_BATCH, META_KEYS
+from audit.models import Decision, InterceptionPoint, Outcome
+
+
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "string", "maxLength": META_KEYS["revision"]}, {"type": "integer"}],
+        "nullable": True,
+    }
+)
+class RevisionField(serializers.Field[Any, Any, Any, Any]):
+    """A configuration revision: a string or an integer."""
+
+
+class RecordMetaSerializer(serializers.Serializer[Any]):
+    """Envelope facts only: never content, arguments, results or messages."""
+
+    custom_agent = serializers.CharField(
+        required=False, allow_null=True, max_length=META_KEYS["custom_agent"]
+    )
+    tool_name = serializers.CharField(
+        required=False, allow_null=True, max_length=META_KEYS["tool_name"]
+    )
+    framework = serializers.CharField(
+        required=False, allow_null=True, max_length=META_KEYS["framework"]
+    )
+    revision = RevisionField(required=False)
+
+
+class RecordItemSerializer(serializers.Serializer[Any]):
+    record = serializers.DictField(
+        help_text="An InterceptionRecord wire; must pass agent_hooks' interception-record "
+        "schema (payload-free)."
+    )
+    meta = RecordMetaSerializer(required=False, allow_null=True)
+
+
+# 1..MAX_BATCH items: document_batch_bounds writes minItems/maxItems.
+RECORD_BATCH = RecordItemSerializer(many=True)
+
+
+class IngestAnswerSerializer(serializers.Serializer[Any]):
+    accepted = serializers.IntegerField(help_text="Records stored by this request.")
+    duplicates = serializers.IntegerField(help_text="Records already stored (idempotent retry).")
+
+
+class RecordSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    timestamp = serializers.DateTimeField()
+    received_at = serializers.DateTimeField()
+    agent = serializers.CharField()
+    custom_agent = serializers.CharField(allow_blank=True)
+    session_id = serializers.CharField()
+    sequence = serializers.IntegerField()
+    interception_point = serializers.ChoiceField(choices=InterceptionPoint.values)
+    mode = serializers.ChoiceField(choices=Mode.values)
+    decision = serializers.ChoiceField(choices=Decision.values)
+    outcome = serializers.ChoiceField(choices=Outcome.values)
+    reason = serializers.CharField(allow_blank=True)
+    resolved_by = serializers.CharField(allow_blank=True)
+    decided_by = serializers.IntegerField(allow_null=True)
+    decided_hook = serializers.CharField(allow_blank=True)
+    fold_truncated = serializers.BooleanField(allow_null=True)
+    input_identity = serializers.CharField(allow_blank=True)
+    enforced_identity = serializers.CharField(allow_blank=True)
+    hook_ids = serializers.ListField(child=serializers.CharField())
+    tool_name = serializers.CharField(allow_blank=True)
+    framework = serializers.CharField(allow_blank=True)
+    revision = serializers.CharField(allow_blank=True)
+    chain_seq = serializers.IntegerField(allow_null=True)
+    chain_prev = serializers.CharField(allow_null=True)
+    chain_hash = serializers.CharField(allow_null=True)
+    record = serializers.DictField(help_text="The record wire as the agent sent it.")
+
+
+class RecordPageSerializer(serializers.Serializer[Any]):
+    results = RecordSerializer(many=True)
+    next = serializers.URLField(allow_null=True, help_text="The next page, or null.")
+
+
+# One pre_tool_call record as the SDK's InterceptionEmitter hands it to its record_sink.
+RECORDS_EXAMPLE = OpenApiExample(
+    "one allowed tool call",
+    request_only=True,
+    # drf-spectacular wraps the example of a many=True body in a list itself.
+    value={
+        "record": {
+            "interception_point": "pre_tool_call",
+            "mode": "enforce",
+            "verdict": {"decision": "allow"},
+            "input_identity": (
+                "sha256:14468b19fc8288594209c59168f8d4eb41d58e3efe3905ae3d081747e5224f2e"
+            ),
+            "enforced_identity": (
+                "sha256:14468b19fc8288594209c59168f8d4eb41d58e3efe3905ae3d081747e5224f2e"
+            ),
+            "identity_provider": "jcs-sha256",
+            "session_id": "sess-example",
+            "sequence": 2,
+            "decided_by": None,
+            "composition": {"profile": "sequential/first_deny", "on_approval": "stop"},
+            "timestamp": "2026-11-30T06:51:49.382423Z",
+            "verdicts": [
+                {"index": 0, "decision": "allow", "name": "hk_guard0001"},
+                {"index": 1, "decision": "allow", "name": "hk_audit0002"},
+            ],
+            "fold_truncated": False,
+            "interceptors_registered": 2,
+        },
+        "meta": {"tool_name": "ls", "framework": "agent_framework", "revision": 3},
+    },
+)
+
+
+def document_batch_bounds(result: dict[str, Any], **_kwargs: Any) -> dict[str, Any]:
+    """SPECTACULAR_SETTINGS POSTPROCESSING_HOOKS: the records batch holds 1 to MAX_BATCH items."""
+    body = result["paths"]["/api/v1/records"]["post"]["requestBody"]
+    for media in body["content"].values():
+        media["schema"].update({"minItems": 1, "maxItems": MAX_BATCH})
+    return result
