@@ -9,13 +9,16 @@ answer always arrives within one wait period.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import connection
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from rest_framework.exceptions import AuthenticationFailed
@@ -31,6 +34,21 @@ logger = logging.getLogger(__name__)
 
 SAFETY_RECHECK_SECONDS = 5.0
 SUBSCRIBE_TIMEOUT_SECONDS = 2.0
+
+
+def _released[**P, R](fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """Run a read, then hand the database session back (to the pool, or closed): a waiting
+    long-poll must hold no connection, or a few hundred waiting agents would exhaust them."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if not connection.in_atomic_block:
+                connection.close()
+
+    return sync_to_async(run)
 
 
 def _error(status: int, code: str, message: str, fields: Any = None) -> JsonResponse:
@@ -115,14 +133,14 @@ async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
     if request.method != "GET":
         return _error(405, "method_not_allowed", f"Method {request.method} not allowed.")
     remember_server_loop()
-    principal = await sync_to_async(_principal)(request)
+    principal = await _released(_principal)(request)
     if isinstance(principal, JsonResponse):
         return principal
     wait = _wait_seconds(request.GET.get("wait"))
     if isinstance(wait, JsonResponse):
         return wait
     try:
-        escalation = await sync_to_async(get_escalation_for_agent)(principal.agent, pk)
+        escalation = await _released(get_escalation_for_agent)(principal.agent, pk)
     except Http404:
         return _error(404, "not_found", "No such escalation.")
     deadline = time.monotonic() + wait
@@ -131,12 +149,12 @@ async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
         channel = await _subscribe(layer, group) if layer is not None else None
         try:
             # Re-read after subscribing: a decision committed in between is not missed.
-            escalation = await sync_to_async(_reread)(escalation)
+            escalation = await _released(_reread)(escalation)
             while _pending(escalation) and (remaining := deadline - time.monotonic()) > 0:
                 until_expiry = (escalation.expires_at - timezone.now()).total_seconds()
                 timeout = max(0.01, min(remaining, SAFETY_RECHECK_SECONDS, until_expiry + 0.01))
                 channel = await _wait_for_wakeup(layer, channel, timeout)
-                escalation = await sync_to_async(_reread)(escalation)
+                escalation = await _released(_reread)(escalation)
         finally:
             await _unsubscribe(layer, group, channel)
     return JsonResponse(status_answer(escalation))

@@ -118,8 +118,16 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = env_str("DATABASE_URL")
+DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 64)
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABASE_POOL_MAX:
+        # Under ASGI every request would otherwise open a new PostgreSQL session.
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": DATABASE_POOL_MAX,
+            "timeout": 10,
+        }
 else:
     (BASE_DIR / "var").mkdir(exist_ok=True)
     DATABASES = {

@@ -67,7 +67,9 @@ def test_the_sweep_is_scheduled_in_beat(settings):
 def test_tasks_are_registered_for_the_embedded_beat_without_a_worker():
     """The embedded beat looks tasks up by name in a process that never autodiscovers."""
     script = (
-        "import django; django.setup(); from console.celery import app; "
+        "import django; django.setup(); from django.conf import settings; "
+        "from console.celery import app; from console.scheduler import EmbeddedBeat; "
+        "EmbeddedBeat(settings.CELERY_BEAT_SCHEDULE); "
         "print(sorted(n for n in app.tasks if n.startswith('approvals.')))"
     )
     out = subprocess.run(
