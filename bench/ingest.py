@@ -7,7 +7,8 @@ fresh session id per batch). They are POSTed as `--batch`-item batches by `--cli
 concurrent httpx tasks to `--servers` daphne processes on loopback (DEBUG=0, PostgreSQL
 bench database, Redis DB 6). Baseline in the same run: the same rows (already derived,
 so no Python work is timed) written with psycopg `COPY` into a scratch table with the
-same indexes (LIKE … INCLUDING ALL), and into one with no indexes. Then the pending
+same indexes (LIKE … INCLUDING ALL), and into one with no indexes, in rounds that
+alternate with the HTTP rounds so all three see the same machine load. Then the pending
 records are sealed in-process to show the chain keeps up. Targets: HTTP ≥ 0.5× COPY
 into the indexed table, and ≥ 20,000 records/s.
 """
@@ -97,25 +98,31 @@ def copy_rows(bodies: list[bytes], agent_id: int) -> list[tuple[object, ...]]:
     return out
 
 
-def timed_copy(rows: list[tuple[object, ...]], *, indexed: bool) -> float:
+def scratch_tables() -> None:
     import psycopg
 
     with psycopg.connect(psycopg_conninfo()) as conn:
-        conn.execute("DROP TABLE IF EXISTS bench_scratch")
-        like = "INCLUDING ALL" if indexed else "INCLUDING DEFAULTS INCLUDING IDENTITY"
-        conn.execute(f"CREATE TABLE bench_scratch (LIKE audit_interceptionrecord {like})")
-        conn.commit()
+        for name, like in (
+            ("bench_scratch_indexed", "INCLUDING ALL"),
+            ("bench_scratch_bare", "INCLUDING DEFAULTS INCLUDING IDENTITY"),
+        ):
+            conn.execute(f"DROP TABLE IF EXISTS {name}")
+            conn.execute(f"CREATE TABLE {name} (LIKE audit_interceptionrecord {like})")
+
+
+def timed_copy(rows: list[tuple[object, ...]], table: str) -> float:
+    """COPY `rows` in units of 500 (one HTTP batch each), one commit per unit."""
+    import psycopg
+
+    with psycopg.connect(psycopg_conninfo()) as conn:
         began = time.perf_counter()
         with conn.cursor() as cursor:
-            for start in range(0, len(rows), 500):  # same unit of work as one HTTP batch
-                with cursor.copy(f"COPY bench_scratch ({COPY_COLUMNS}) FROM STDIN") as copy:
+            for start in range(0, len(rows), 500):
+                with cursor.copy(f"COPY {table} ({COPY_COLUMNS}) FROM STDIN") as copy:
                     for row in rows[start : start + 500]:
                         copy.write_row(row)
                 conn.commit()
-        elapsed = time.perf_counter() - began
-        conn.execute("DROP TABLE bench_scratch")
-        conn.commit()
-    return elapsed
+        return time.perf_counter() - began
 
 
 def main() -> None:
@@ -127,6 +134,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--servers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
     setup_django()
     from django.db import connection
@@ -142,27 +150,37 @@ def main() -> None:
     agent, token = bench_agent("bench-ingest")
     bodies = make_bodies(args.records, args.batch)
     total = len(bodies) * args.batch
+    rows = copy_rows(bodies, agent.pk)
+    scratch_tables()
     ports = [18700 + i for i in range(args.servers)]
     procs = start_daphne(ports)
+    # Rounds alternate the HTTP path and the COPY baselines, so both see the same
+    # machine load (this machine is shared) and tables of the same size.
+    http_seconds = copy_indexed = copy_bare = 0.0
+    per_round = -(-len(bodies) // args.rounds)
     try:
-        asyncio.run(post_all(bodies[:4], token, ports, 2))  # warm-up, counted as duplicates
+        asyncio.run(post_all(bodies[:4], token, ports, 2))  # warm-up
         with connection.cursor() as cursor:
             cursor.execute("TRUNCATE audit_recordsealpending, audit_interceptionrecord CASCADE")
-        http_seconds = asyncio.run(post_all(bodies, token, ports, args.clients))
+        for start in range(0, len(bodies), per_round):
+            chunk = bodies[start : start + per_round]
+            http_seconds += asyncio.run(post_all(chunk, token, ports, args.clients))
+            lo, hi = start * args.batch, (start + len(chunk)) * args.batch
+            copy_indexed += timed_copy(rows[lo:hi], "bench_scratch_indexed")
+            copy_bare += timed_copy(rows[lo:hi], "bench_scratch_bare")
     finally:
         stop(procs)
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS bench_scratch_indexed, bench_scratch_bare")
     stored = InterceptionRecord.objects.filter(agent=agent).count()
     assert stored == total, f"stored {stored} of {total}"
-    rows = copy_rows(bodies, agent.pk)
-    copy_indexed = timed_copy(rows, indexed=True)
-    copy_bare = timed_copy(rows, indexed=False)
     began = time.perf_counter()
     sealed = chain_seal(agent.pk)
     seal_seconds = time.perf_counter() - began
 
     http_rate, indexed_rate = total / http_seconds, total / copy_indexed
     print(f"records: {total} in batches of {args.batch}, {args.clients} clients, "
-          f"{args.servers} daphne processes")  # fmt: skip
+          f"{args.servers} daphne processes, {args.rounds} alternating rounds")  # fmt: skip
     print(f"HTTP ingest           {http_rate:>10,.0f} records/s  ({http_seconds:.2f}s)")
     print(f"COPY, same indexes    {indexed_rate:>10,.0f} rows/s     ({copy_indexed:.2f}s)")
     print(f"COPY, no indexes      {total / copy_bare:>10,.0f} rows/s     ({copy_bare:.2f}s)")
