@@ -1,7 +1,8 @@
 """Writes of the audit app: governance events, record ingest, retention, export events.
 
 `governance_event_record` runs inside the caller's transaction. `records_ingest` is the
-ingest fast path (one multi-row INSERT … ON CONFLICT DO NOTHING on PostgreSQL).
+ingest fast path: on PostgreSQL a COPY per batch, or one INSERT … ON CONFLICT DO NOTHING
+when the batch holds an already stored key (see docs/audit-storage.md).
 """
 
 from __future__ import annotations
