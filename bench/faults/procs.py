@@ -9,6 +9,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -86,6 +87,25 @@ def end(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+
+
+ACCESS_LINE = re.compile(r'"(?P<method>[A-Z]+) (?P<path>\S+)" (?P<status>\d{3}) \d+$')
+
+
+def http_statuses(log: Path, offset: int = 0, path_prefix: str = "") -> dict[str, int]:
+    """Status counts from daphne's access log (from `offset` bytes on), for paths that start
+    with `path_prefix`."""
+    counts: dict[str, int] = {}
+    if not log.exists():
+        return counts
+    with log.open("rb") as handle:
+        handle.seek(offset)
+        text = handle.read().decode(errors="replace")
+    for line in text.splitlines():
+        found = ACCESS_LINE.search(line)
+        if found and found.group("path").startswith(path_prefix):
+            counts[found.group("status")] = counts.get(found.group("status"), 0) + 1
+    return counts
 
 
 def wait_until(check: Any, *, timeout: float, what: str, step: float = 0.2) -> None:
@@ -225,6 +245,8 @@ def console_env(database_url: str, redis_url: str | None, **extra: str) -> dict[
         PYTHONPATH=str(ROOT),
         LOG_LEVEL=env.get("FAULTS_LOG_LEVEL", "WARNING"),
         CHANNELS_PREFIX="faults",
+        # daphne's access log is counted afterwards: nothing may sit in a buffer at SIGKILL.
+        PYTHONUNBUFFERED="1",
         **extra,
     )
     if redis_url:
@@ -273,8 +295,15 @@ class Console:
     def stop(self, sig: int = signal.SIGKILL) -> None:
         end(self.process, sig)
 
+    @property
+    def log(self) -> Path:
+        return self.workdir / "daphne.log"
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size if self.log.exists() else 0
+
     def log_tail(self, size: int = 3000) -> str:
-        path = self.workdir / "daphne.log"
+        path = self.log
         return path.read_text(errors="replace")[-size:] if path.exists() else ""
 
 

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.faults.procs import http_statuses
 from bench.faults.rig import Rig
 from bench.faults.stream import Ledger, StoreCheck, agent_stream, sdk_stream, store_check
 from console_client import ConsoleHooks
@@ -31,16 +32,29 @@ class FaultResult:
     seconds: float
     figures: dict[str, Any] = field(default_factory=dict)
     spool_left: int = 0
+    ingest_statuses: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def unexpected_statuses(self) -> int:
+        """Ingest answers other than 202 and the documented 503 (database unavailable)."""
+        return sum(n for code, n in self.ingest_statuses.items() if code not in ("202", "503"))
 
     @property
     def ok(self) -> bool:
-        return self.check.exactly_once and self.check.chain_consistent and self.spool_left == 0
+        return (
+            self.check.exactly_once
+            and self.check.chain_consistent
+            and self.spool_left == 0
+            and self.unexpected_statuses == 0
+        )
 
     def report(self) -> str:
         verdict = "PASS" if self.ok else "FAIL"
         figures = " ".join(f"{k}={v}" for k, v in self.figures.items())
+        statuses = ",".join(f"{code}x{n}" for code, n in sorted(self.ingest_statuses.items()))
         return (
             f"[{verdict}] {self.name}: {self.check.line()} spool_left={self.spool_left} "
+            f"ingest_http={statuses} "
             f"stream={self.rate:.0f} rec/s over {self.seconds:.1f} s {figures}"
         )
 
@@ -123,6 +137,7 @@ async def record_fault_run(
     wait_seals: bool = False,
 ) -> FaultResult:
     """Stream, break, stream on; close the client; compare the ledger with the database."""
+    log_offset = rig.console.log_size()
     hooks = ConsoleHooks(rig.console.url, rig.agent_token, **rig.client_dirs())
     ledger = Ledger()
     ledger.attach(hooks)
@@ -164,4 +179,5 @@ async def record_fault_run(
         seconds=seconds,
         figures=figures,
         spool_left=_spool_lines(hooks),
+        ingest_statuses=http_statuses(rig.console.log, log_offset, "/api/v1/records"),
     )

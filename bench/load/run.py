@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import re
 import subprocess
 import sys
 import time
@@ -22,11 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import psycopg  # noqa: E402
 
-from bench.faults.procs import ROOT, end, spawn  # noqa: E402
+from bench.faults.procs import ROOT, end, http_statuses, spawn  # noqa: E402
 from bench.faults.rig import Rig, rig_down, rig_up  # noqa: E402
 
 LOCUSTFILE = ROOT / "bench" / "load" / "locustfile.py"
-STATUS = re.compile(r'" (\d{3}) \d+$')
 
 
 @dataclass
@@ -82,19 +80,6 @@ class LoadResult:
         )
 
 
-def _statuses(log: Path, offset: int = 0) -> dict[str, int]:
-    """HTTP status counts from daphne's access log, from `offset` bytes on."""
-    counts: dict[str, int] = {}
-    with log.open("rb") as handle:
-        handle.seek(offset)
-        text = handle.read().decode(errors="replace")
-    for line in text.splitlines():
-        found = STATUS.search(line)
-        if found and '"' in line:
-            counts[found.group(1)] = counts.get(found.group(1), 0) + 1
-    return counts
-
-
 def _db_counts(rig: Rig) -> tuple[int, int]:
     with psycopg.connect(rig.database_url) as conn:
         records = conn.execute("SELECT count(*) FROM audit_interceptionrecord").fetchone()
@@ -137,7 +122,7 @@ def run_load(rig: Rig, options: argparse.Namespace) -> LoadResult:
     with (rig.workdir / "locust_stats.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     records, decided = _db_counts(rig)
-    return LoadResult(rows, min(seconds, options.seconds), _statuses(log, log_offset),
+    return LoadResult(rows, min(seconds, options.seconds), http_statuses(log, log_offset),
                       records - records_before, decided - decided_before)  # fmt: skip
 
 
@@ -156,14 +141,18 @@ def main(argv: list[str] | None = None) -> int:
         sessions=max(1, options.sockets),
         approval_tools="restart_service",
     )
+    result = None
     try:
         result = run_load(rig, options)
     except (OSError, subprocess.SubprocessError, KeyError) as exc:
-        print(f"[FAIL] load did not complete: {exc}\n{(rig.workdir / 'locust.log').read_text()}")
+        print(f"[FAIL] load did not complete: {exc}")
         return 1
     finally:
         locust_log = (rig.workdir / "locust.log").read_text(errors="replace")
-        rig_down(rig)
+        keep = result is None or not result.ok
+        rig_down(rig, keep_workdir=keep)
+        if keep:
+            print(f"logs kept in {rig.workdir}")
     print(result.table())
     print(result.summary())
     if not result.ok:
