@@ -8,6 +8,7 @@ Celery on Redis. `DEBUG=0` is production: `SECRET_KEY` and `ALLOWED_HOSTS` are r
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -202,6 +203,12 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "var" / "staticfiles"))
 MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 
+AGENT_RATE_LIMIT = env_str("CONSOLE_AGENT_RATE_LIMIT", "6000/min")
+if not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", AGENT_RATE_LIMIT):
+    raise ImproperlyConfigured(
+        f"CONSOLE_AGENT_RATE_LIMIT must look like 6000/min (n/s, n/min, n/hour, n/day), got {AGENT_RATE_LIMIT!r}"
+    )
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "console.auth.BearerTokenAuthentication",
@@ -213,7 +220,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["console.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_THROTTLE_CLASSES": ["console.throttles.AgentTokenRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"agent": env_str("CONSOLE_AGENT_RATE_LIMIT", "6000/min")},
+    "DEFAULT_THROTTLE_RATES": {"agent": AGENT_RATE_LIMIT},
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
@@ -241,7 +248,6 @@ CONSOLE_DEFAULT_ESCALATION_SECONDS = env_int("CONSOLE_DEFAULT_ESCALATION_SECONDS
 CONSOLE_ESCALATION_PURGE_DAYS = env_int("CONSOLE_ESCALATION_PURGE_DAYS", 7, minimum=0)
 CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, minimum=1)
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
-CONSOLE_HOOK_TEST_UNSANDBOXED = env_bool("CONSOLE_HOOK_TEST_UNSANDBOXED", False)
 # Record ingest answers 503 + Retry-After rather than wait longer than this for the database.
 CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS = env_int(
     "CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS", 2000, minimum=1

@@ -101,6 +101,8 @@ def test_production_without_allowed_hosts_is_refused(monkeypatch):
         ("CELERY_TASK_ALWAYS_EAGER", "sometimes"),
         ("SECURE_HSTS_SECONDS", "a year"),
         ("LOG_LEVEL", "LOUD"),
+        ("CONSOLE_AGENT_RATE_LIMIT", "lots"),
+        ("DATABASE_POOL_MAX", "-1"),
     ],
 )
 def test_bad_value_is_refused_naming_the_variable(monkeypatch, name, value):
