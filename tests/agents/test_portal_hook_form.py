@@ -280,3 +280,15 @@ def test_custom_agent_hooks_use_the_same_form_and_rules(admin_client, sre):
     assert good.url == "/agents/sre-agent/custom/triage/"
     hook = Hook.objects.get(agent=sre.agent)
     assert hook.custom_agent is not None and hook.custom_agent.name == "triage"
+
+
+@pytest.mark.django_db
+def test_hook_pages_load_the_test_this_hook_panel_for_that_hook(admin_client, sre):
+    _post(admin_client)
+    hook = Hook.objects.get(agent=sre.agent)
+    edit = admin_client.get(f"/agents/sre-agent/hooks/{hook.key}/").content.decode()
+    assert f'hx-get="/agents/sre-agent/hooks/test?hook={hook.key}"' in edit
+    create = admin_client.get(URL + "?event=Stop").content.decode()
+    assert 'id="hook-test-panel"' in create and "/agents/sre-agent/hooks/test?event=" in create
+    panel = admin_client.get(f"/agents/sre-agent/hooks/test?hook={hook.key}")
+    assert panel.status_code == 200 and b'id="hook-test-form"' in panel.content
