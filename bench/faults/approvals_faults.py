@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,14 +33,14 @@ class ToolLog:
     ran_at: list[float] = field(default_factory=list)
 
 
-def governed_agent(hooks: ConsoleHooks, log: ToolLog, call: int) -> Agent:
+def governed_agent(hooks: ConsoleHooks, log: ToolLog, service: str) -> Agent:
     @tool(name=TOOL, description="Restart a systemd service (simulated).")
     def restart_service(service: str) -> str:
         log.ran_at.append(time.monotonic())
         return f"{service}.service restarted"
 
     client = ScriptedChatClient(
-        [tool_call(TOOL, {"service": f"api-{call}"}, f"call-{call}"), say("Restarted.")]
+        [tool_call(TOOL, {"service": service}, "call-1"), say("Restarted.")]
     )
     return Agent(client=client, name="faults", tools=[restart_service],
                  middleware=[hooks.middleware()])  # fmt: skip
@@ -50,18 +51,18 @@ def _reviewer(rig: Rig) -> httpx.Client:
     return httpx.Client(base_url=rig.console.url, headers=headers, timeout=10)
 
 
-def wait_pending(rig: Rig, seen: set[str], timeout: float = 30) -> str:
-    """The id of a pending escalation of the faults agent not decided before."""
+def wait_pending(rig: Rig, service: str, timeout: float = 30) -> str:
+    """The id of the pending escalation whose call restarts `service` (unique per call)."""
     deadline = time.monotonic() + timeout
     with _reviewer(rig) as client:
         while time.monotonic() < deadline:
             answer = client.get("/api/v1/escalations", params={"status": "pending"})
             if answer.status_code == 200:
                 for item in answer.json()["items"]:
-                    if item["id"] not in seen:
+                    if (item.get("arguments") or {}).get("service") == service:
                         return str(item["id"])
             time.sleep(REVIEW_POLL)
-    raise RuntimeError("no pending escalation appeared")
+    raise RuntimeError(f"no pending escalation for {service} appeared")
 
 
 def decide(rig: Rig, escalation_id: str, outcome: str = "approve") -> float:
@@ -121,13 +122,13 @@ async def decisions_reach_agent(
                          **rig.client_dirs())  # fmt: skip
     log = ToolLog()
     latencies: list[float] = []
-    seen: set[str] = set()
+    run = uuid.uuid4().hex[:8]
     try:
         for call in range(escalations):
-            agent = governed_agent(hooks, log, call)
-            running = asyncio.create_task(hooks.run(agent, f"restart api-{call}"))
-            escalation_id = await asyncio.to_thread(wait_pending, rig, seen)
-            seen.add(escalation_id)
+            service = f"api-{run}-{call}"
+            agent = governed_agent(hooks, log, service)
+            running = asyncio.create_task(hooks.run(agent, f"restart {service}"))
+            escalation_id = await asyncio.to_thread(wait_pending, rig, service)
             await asyncio.sleep(0.5)  # the agent's long-poll is waiting on the push
             if kill_redis and call == 0:
                 rig.redis.kill()
@@ -171,13 +172,14 @@ async def unreachable_fails_closed(rig: Rig, *, when: str = "before") -> FailClo
                          **rig.client_dirs())  # fmt: skip
     log = ToolLog()
     try:
-        agent = governed_agent(hooks, log, 0)
+        service = f"api-{uuid.uuid4().hex[:8]}"
+        agent = governed_agent(hooks, log, service)
         if when == "before":
             rig.console.stop()
         started = time.monotonic()
         running = asyncio.create_task(hooks.run(agent, "restart api"))
         if when == "waiting":
-            await asyncio.to_thread(wait_pending, rig, set())
+            await asyncio.to_thread(wait_pending, rig, service)
             await asyncio.sleep(0.5)
             rig.console.stop()
         outcome = "the run completed"
