@@ -29,15 +29,27 @@ class Command(BaseCommand):
         if not settings.REDIS_URL:
             beat = EmbeddedBeat(getattr(settings, "CELERY_BEAT_SCHEDULE", {}))
             beat.start()
-        demo_process = None
+        demo_processes = []
         if demo:
-            demo_process = subprocess.Popen(
-                [sys.executable, "manage.py", "run_demo_agent", "--console", f"http://{addr}"]
-            )
+            # The agent itself (agent-level hooks: audit, completion marker, approvals) and its
+            # seed custom agent (whose PostToolUse hook blocks rm -rf / sudo / chmod 777).
+            for extra in ([], ["--custom-agent", "my_hooked_agent", "--pace", "7"]):
+                demo_processes.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "manage.py",
+                            "run_demo_agent",
+                            "--console",
+                            f"http://{addr}",
+                            *extra,
+                        ]
+                    )
+                )
         try:
             call_command("runserver", addr, use_reloader=False)
         finally:
-            if demo_process is not None:
-                demo_process.terminate()
+            for process in demo_processes:
+                process.terminate()
             if beat is not None:
                 beat.stop()
