@@ -13,16 +13,7 @@ from playwright.sync_api import expect, sync_playwright
 from approvals.models import Escalation, EscalationStatus
 from tests.approvals.conftest import TOOL_SCHEMA, approval_request, resolution_errors
 from tests.approvals.live_server import daphne_server
-
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.browser.chromium import launch_chromium
 
 
 @pytest.mark.browser
@@ -31,9 +22,7 @@ CHROMIUM_ARGS = [
 def test_reviewer_edits_and_approves_a_live_escalation(rita, sre):
     with daphne_server() as base, sync_playwright() as playwright:
         agent = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {sre.token}"})
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-        )
+        browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(15_000)
         page.goto(f"{base}/accounts/login/")

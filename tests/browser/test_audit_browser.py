@@ -11,16 +11,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.audit.pages_support import build_world
-
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.browser.chromium import launch_chromium
 
 
 @pytest.mark.browser
@@ -32,9 +23,7 @@ def test_auditor_filters_denied_opens_a_record_and_its_session(
     denied_sre = world.record("sess-alpha", 3)
     base = live_server.url
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-        )
+        browser = launch_chromium(playwright)
         page = browser.new_page(accept_downloads=True)
         page.set_default_timeout(15_000)
         errors: list[str] = []

@@ -7,16 +7,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from agents.models import Hook
-
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.browser.chromium import launch_chromium
 
 
 @pytest.mark.browser
@@ -24,9 +15,7 @@ CHROMIUM_ARGS = [
 def test_admin_creates_a_hook_and_fixes_a_timeout_error_in_place(live_server, alice, sre):
     base = live_server.url
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-        )
+        browser = launch_chromium(playwright)
         page = browser.new_page()
         page.set_default_timeout(15_000)
 

@@ -14,17 +14,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, sync_playwright
 
+from tests.browser.chromium import launch_chromium
 from tests.security.world import CUSTOM, SRE, SRE_SESSION, World, build_world
 
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 LISTENER = """
 window.__csp = [];
 document.addEventListener("securitypolicyviolation", (e) => {
@@ -182,9 +174,7 @@ def test_no_page_violates_the_content_security_policy(live_server: Any, settings
     errors: list[str] = []
     visited = 0
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-        )
+        browser = launch_chromium(playwright)
         try:
             anonymous = Watch(browser.new_context())
             _visit(
