@@ -123,20 +123,21 @@ def _pg_array_literal(items: list[str]) -> str:
     return "{" + ",".join(quoted) + "}"
 
 
+def _pg_value(row: RecordRow, name: str, now: dt.datetime) -> Any:
+    """One column of a row as PostgreSQL takes it (COPY and the array-unnest INSERT alike)."""
+    value = getattr(row, name)
+    if name == "hook_ids":
+        return _pg_array_literal(value)
+    if name == "raw":
+        return _raw_text(value)
+    if name == "timestamp" and value is None:
+        return now
+    return value
+
+
 def _pg_arrays(rows: list[RecordRow], now: dt.datetime) -> list[list[Any]]:
     names = [name for name, _kind in _PG_BATCH_COLUMNS]
-    columns: list[list[Any]] = [[] for _ in names]
-    for row in rows:
-        for index, name in enumerate(names):
-            value = getattr(row, name)
-            if name == "hook_ids":
-                value = _pg_array_literal(value)
-            elif name == "raw":
-                value = _raw_text(value)
-            elif name == "timestamp" and value is None:
-                value = now
-            columns[index].append(value)
-    return columns
+    return [[_pg_value(row, name, now) for row in rows] for name in names]
 
 
 @functools.cache
@@ -164,17 +165,7 @@ def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime)
     names = [name for name, _kind in _PG_BATCH_COLUMNS]
     with cursor.copy(_PG_COPY_SQL) as copy:
         for pk, row in zip(ids, rows, strict=True):
-            values: list[Any] = [pk, agent.pk, now]
-            for name in names:
-                value = getattr(row, name)
-                if name == "hook_ids":
-                    value = _pg_array_literal(value)
-                elif name == "raw":
-                    value = _raw_text(value)
-                elif name == "timestamp" and value is None:
-                    value = now
-                values.append(value)
-            copy.write_row(values)
+            copy.write_row([pk, agent.pk, now, *(_pg_value(row, name, now) for name in names)])
     cursor.execute(
         "INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
         "VALUES (%s, %s::jsonb, %s)",
