@@ -14,6 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
+from psycopg_pool import ConnectionPool
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -128,6 +129,9 @@ if DATABASE_URL:
             "min_size": 1,
             "max_size": DATABASE_POOL_MAX,
             "timeout": 10,
+            # After a PostgreSQL restart, pooled sessions are dead: test each one on checkout
+            # rather than fail the request that gets it (bench/faults, tests/faults).
+            "check": ConnectionPool.check_connection,
         }
 else:
     (BASE_DIR / "var").mkdir(exist_ok=True)
