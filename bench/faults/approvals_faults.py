@@ -203,3 +203,34 @@ async def unreachable_fails_closed(rig: Rig, *, when: str = "before") -> FailClo
         seconds=seconds,
         outcome=outcome,
     )
+
+
+async def decision_across_pg_restart(rig: Rig, *, escalations: int = 3) -> DeliveryResult:
+    """The agent's long-poll waits; PostgreSQL restarts with `-m immediate`; the reviewer
+    decides right after: the decision is taken (no 500 on a dead pooled session) and
+    reaches the agent within one long-poll period."""
+    assert rig.cluster is not None, "needs the private cluster"
+    long_poll = 30
+    hooks = ConsoleHooks(rig.console.url, rig.agent_token, long_poll_seconds=long_poll,
+                         **rig.client_dirs())  # fmt: skip
+    log = ToolLog()
+    latencies: list[float] = []
+    run = uuid.uuid4().hex[:8]
+    try:
+        for call in range(escalations):
+            service = f"api-{run}-{call}"
+            running = asyncio.create_task(
+                hooks.run(governed_agent(hooks, log, service), f"restart {service}")
+            )
+            escalation_id = await asyncio.to_thread(wait_pending, rig, service)
+            await asyncio.sleep(0.5)
+            await asyncio.to_thread(rig.cluster.restart_immediate)
+            runs_before = len(log.ran_at)
+            decided_at = await asyncio.to_thread(decide, rig, escalation_id)
+            await asyncio.wait_for(running, timeout=long_poll + 30)
+            if len(log.ran_at) > runs_before:
+                latencies.append(log.ran_at[-1] - decided_at)
+    finally:
+        await hooks.aclose()
+    return DeliveryResult("PostgreSQL restarted while the agent waits", long_poll, latencies,
+                          len(log.ran_at), escalations)  # fmt: skip

@@ -7,7 +7,8 @@ fails. Every process started here is ended at exit.
 Scenarios: redis, celery, postgres, console (records streamed by console_client while the
 component is broken: every record produced is stored exactly once), approvals-push-lost
 (Redis killed while agents wait: decisions reach them within one long-poll period),
-approvals-unreachable (console down: the escalated call fails closed), or all.
+approvals-unreachable (console down: the escalated call fails closed), approvals-postgres
+(PostgreSQL restarted while agents wait: decisions are taken and reach them), or all.
 `--ci` is the shortened form (outage ~10 s instead of up to 60 s).
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.faults.approvals_faults import (  # noqa: E402
+    decision_across_pg_restart,
     decisions_reach_agent,
     unreachable_fails_closed,
 )
@@ -32,7 +34,7 @@ from bench.faults.records_faults import FAULTS, record_fault_run  # noqa: E402
 from bench.faults.rig import rig_down, rig_up  # noqa: E402
 
 RECORD_SCENARIOS = ("redis", "celery", "postgres", "console")
-ALL = (*RECORD_SCENARIOS, "approvals-push-lost", "approvals-unreachable")
+ALL = (*RECORD_SCENARIOS, "approvals-push-lost", "approvals-unreachable", "approvals-postgres")
 # (before, down, after) seconds of the record stream around each fault.
 FULL = {"redis": (5, 20, 15), "celery": (5, 15, 15), "postgres": (5, 10, 15),
         "console": (5, 60, 20)}  # fmt: skip
@@ -64,8 +66,15 @@ async def run_records(name: str, options: argparse.Namespace) -> tuple[bool, str
 
 
 async def run_approvals(name: str, options: argparse.Namespace) -> tuple[bool, str]:
-    rig = rig_up(db_name=DB_NAME, approval_tools="restart_service", celery=True)
+    private = name == "approvals-postgres"
+    if private and (why := PgCluster.available()):
+        return True, f"[SKIP] {name}: no private cluster ({why})"
+    rig = rig_up(db_name=DB_NAME, approval_tools="restart_service", celery=True,
+                 private_cluster=private)  # fmt: skip
     try:
+        if private:
+            result = await decision_across_pg_restart(rig, escalations=2 if options.ci else 5)
+            return result.ok, result.report()
         if name == "approvals-push-lost":
             baseline = await decisions_reach_agent(
                 rig, name="push intact (baseline)", escalations=3, kill_redis=False
