@@ -24,7 +24,9 @@ def _blocks(language: str) -> list[str]:
 def test_every_variable_read_by_settings_is_in_the_configuration_table():
     source = (ROOT / "console" / "settings.py").read_text()
     read = set(re.findall(r'env_(?:str|bool|int|list)\(\s*"([A-Z0-9_]+)"', source))
-    documented = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", README, re.M))
+    # The console's table: from "## Configuration" up to the agent side's own table.
+    console_table = README.split("## Configuration", 1)[1].split("On the agent side", 1)[0]
+    documented = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", console_table, re.M))
     assert read, "no env_* calls found in settings"
     assert read - documented == set()
     assert documented - read == set()
@@ -54,3 +56,16 @@ def test_example_document_is_accepted_and_example_error_is_what_the_api_says(sre
     broken["spec"]["hooks"]["PostToolUse"][0]["timeout"] = 301
     refused = client.put(url, json.dumps(broken), content_type="application/json", **sre.headers())
     assert refused.json() == json.loads(_blocks("json")[0])
+
+
+def test_agent_side_variables_are_documented():
+    agent_table = README.split("On the agent side", 1)[1].split("## ", 1)[0]
+    source = "".join(
+        (ROOT / "console_client" / name).read_text()
+        for name in ("llm.py", "sandbox.py", "runners.py")
+    )
+    for name in re.findall(r"^\| `([A-Z0-9_]+)` \|", agent_table, re.M):
+        assert name in source, name
+    assert {"CONSOLE_LLM_BASE_URL", "CONSOLE_HOOKS_UNSANDBOXED"} <= set(
+        re.findall(r"`([A-Z0-9_]+)`", agent_table)
+    )
