@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
@@ -17,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents import services
-from agents.models import Agent, CustomAgent, Hook
+from agents.models import Agent, CustomAgent
 from agents.openapi import (
     DOCUMENT_EXAMPLE,
     HOOKS_EXAMPLE,
@@ -31,10 +30,11 @@ from agents.openapi import (
 from agents.selectors import (
     agent_level_hooks,
     custom_agent_as_document,
+    custom_agents_as_documents,
     get_agent_for_user,
     get_custom_agent,
 )
-from agents.validation import NAME_RE, ValidationFailed, custom_agent_document
+from agents.validation import NAME_RE, ValidationFailed
 from console.api import YAML_PARSERS, ApiError, JSONParser, YAMLRenderer
 from console.auth import IsAgentOrAdmin
 from console.openapi import errors
@@ -50,17 +50,6 @@ def invalid(exc: ValidationFailed) -> ApiError:
 
 def with_warnings(body: dict[str, Any], warnings: dict[str, list[str]]) -> dict[str, Any]:
     return {**body, "warnings": warnings} if warnings else body
-
-
-def _document(custom_agent: CustomAgent) -> dict[str, Any]:
-    """The v2 document of a custom agent whose hooks were prefetched in order."""
-    return custom_agent_document(
-        name=custom_agent.name,
-        instructions=custom_agent.instructions,
-        handoff_description=custom_agent.handoff_description,
-        enable_vanilla_mode=custom_agent.enable_vanilla_mode,
-        hooks=[(hook.event, hook.definition, hook.enabled) for hook in custom_agent.hooks.all()],
-    )
 
 
 def request_agent(request: Request) -> Agent:
@@ -99,14 +88,7 @@ class CustomAgentListApi(_AgentConfigView):
         responses={200: ExtendedAgentListSerializer, **errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
-        agent = request_agent(request)
-        hooks = Hook.objects.order_by("event", "position", "id")
-        items = (
-            CustomAgent.objects.filter(agent=agent)
-            .order_by("name")
-            .prefetch_related(Prefetch("hooks", queryset=hooks))
-        )
-        return Response({"value": [_document(item) for item in items]})
+        return Response({"value": custom_agents_as_documents(request_agent(request))})
 
 
 class CustomAgentDetailApi(_AgentConfigView):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
@@ -67,18 +67,26 @@ def agent_level_hooks(agent: Agent) -> dict[str, list[dict[str, Any]]]:
     return hooks_document(_as_tuples(hook_rows(agent, None)))
 
 
-def custom_agent_hooks(custom_agent: CustomAgent) -> dict[str, list[dict[str, Any]]]:
-    return hooks_document(_as_tuples(hook_rows(custom_agent.agent, custom_agent)))
-
-
-def custom_agent_as_document(custom_agent: CustomAgent) -> dict[str, Any]:
+def custom_agent_as_document(
+    custom_agent: CustomAgent, hooks: list[Hook] | None = None
+) -> dict[str, Any]:
+    """The v2 document; `hooks` in order when the caller already has them (prefetched)."""
+    if hooks is None:
+        hooks = hook_rows(custom_agent.agent, custom_agent)
     return custom_agent_document(
         name=custom_agent.name,
         instructions=custom_agent.instructions,
         handoff_description=custom_agent.handoff_description,
         enable_vanilla_mode=custom_agent.enable_vanilla_mode,
-        hooks=_as_tuples(hook_rows(custom_agent.agent, custom_agent)),
+        hooks=_as_tuples(hooks),
     )
+
+
+def custom_agents_as_documents(agent: Agent) -> list[dict[str, Any]]:
+    """Every custom agent's v2 document in two queries, whatever their number."""
+    ordered = Prefetch("hooks", queryset=Hook.objects.order_by("event", "position", "id"))
+    items = CustomAgent.objects.filter(agent=agent).order_by("name").prefetch_related(ordered)
+    return [custom_agent_as_document(item, list(item.hooks.all())) for item in items]
 
 
 def scope_snapshot(agent: Agent, custom_agent_name: str | None) -> dict[str, Any]:
