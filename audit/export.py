@@ -185,15 +185,31 @@ def trailer_line(fmt: str, rows: int) -> bytes:
     return (json.dumps({"export_end": {"rows": rows}}) + "\n").encode()
 
 
+class _Chunker:
+    """Gathers COPY's small blocks into CHUNK_BYTES pieces (sync and async streams alike)."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def add(self, block: bytes | bytearray | memoryview) -> bytes | None:
+        self.buffer += block
+        if len(self.buffer) < CHUNK_BYTES:
+            return None
+        piece = bytes(self.buffer)
+        self.buffer.clear()
+        return piece
+
+    def rest(self) -> bytes | None:
+        return bytes(self.buffer) if self.buffer else None
+
+
 def _chunked(blocks: Iterator[bytes]) -> Iterator[bytes]:
-    buffer = bytearray()
+    chunker = _Chunker()
     for block in blocks:
-        buffer += block
-        if len(buffer) >= CHUNK_BYTES:
-            yield bytes(buffer)
-            buffer.clear()
-    if buffer:
-        yield bytes(buffer)
+        if (piece := chunker.add(block)) is not None:
+            yield piece
+    if (rest := chunker.rest()) is not None:
+        yield rest
 
 
 def stream_copy(qs: QuerySet[InterceptionRecord], fmt: str, header: bytes) -> Iterator[bytes]:
@@ -227,14 +243,12 @@ async def astream_copy(statement: str, fmt: str, header: bytes) -> AsyncIterator
     async with await psycopg.AsyncConnection.connect(**_conninfo(), autocommit=True) as conn:
         async with conn.cursor() as cursor:
             async with cursor.copy(statement) as copy:
-                buffer = bytearray()
+                chunker = _Chunker()
                 async for block in copy:
-                    buffer += block
-                    if len(buffer) >= CHUNK_BYTES:
-                        yield bytes(buffer)
-                        buffer.clear()
-                if buffer:
-                    yield bytes(buffer)
+                    if (piece := chunker.add(block)) is not None:
+                        yield piece
+                if (rest := chunker.rest()) is not None:
+                    yield rest
             rows = cursor.rowcount
     yield trailer_line(fmt, rows)
 
