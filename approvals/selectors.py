@@ -154,7 +154,3 @@ def history_for(user: Any, filters: HistoryFilters) -> QuerySet[Escalation]:
     if filters.until:
         qs = qs.filter(created_at__lt=_day_start(filters.until) + timedelta(days=1))
     return qs.order_by("-created_at", "-id")
-
-
-def votes_of(escalation: Escalation) -> list[EscalationVote]:
-    return list(escalation.votes.all())

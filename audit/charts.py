@@ -57,10 +57,6 @@ def nice_axis(value: float, *, ticks: int = 5, integer: bool = True) -> tuple[fl
     return step * math.ceil(value / step - 1e-9), step
 
 
-def nice_max(value: float) -> float:
-    return nice_axis(value)[0]
-
-
 def _fmt(value: float) -> str:
     if value == int(value):
         return f"{int(value):,}"
