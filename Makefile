@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 # Django 6 needs Python >= 3.12: take the newest suitable interpreter on PATH or in pyenv.
 PYTHON ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bin/python3 $$HOME/.pyenv/versions/3.12*/bin/python3; do \
 	if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then command -v $$p; break; fi; done)
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/console
+TEST_DB ?= console
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/$(TEST_DB)
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 APT_PACKAGES := bubblewrap jq chromium
 
@@ -29,7 +30,11 @@ system-deps:
 services:
 	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
 	@redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
-	@for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 1; done; echo "PostgreSQL/Redis did not come up"; exit 1
+	@for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 1; \
+		[ $$i -eq 30 ] && { echo "PostgreSQL/Redis did not come up"; exit 1; }; done
+	@# makemigrations --check reads the migration history of the main database: make sure it exists.
+	@psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='$(TEST_DB)'" | grep -q 1 \
+		|| createdb -h 127.0.0.1 -U postgres $(TEST_DB)
 
 lint: venv
 	$(VENV)/bin/ruff check .
