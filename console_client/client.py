@@ -292,7 +292,7 @@ class ConsoleHooks:
         if time.monotonic() - self._loaded_at >= self._refresh_seconds:
             await self.refresh()
         loaded = self._loaded
-        emitter = InterceptionEmitter.from_declaration_value(loaded.document, self._registry)
+        emitter = self._session_emitter(loaded)
         session_id = uuid.uuid4().hex
         state = SessionState(
             session_id=session_id,
@@ -331,6 +331,10 @@ class ConsoleHooks:
                 CURRENT_SESSION.reset(state_token)
                 _ACTIVE.reset(active_token)
                 cast(SessionTranscript, state.transcript).remove()
+
+    def _session_emitter(self, loaded: LoadedDeclaration) -> InterceptionEmitter:
+        """One session's emitter, built by the SDK's own loader from the declaration."""
+        return InterceptionEmitter.from_declaration_value(loaded.document, self._registry)
 
     async def _run_until_stop_allows(
         self,

@@ -65,8 +65,12 @@ REASON_CONTEXT = "console:additional_context"
 MAX_REJECTIONS_DEFAULT = 3
 DEFAULT_MAX_TURNS = 40
 
+# What this host's code can honour. Python holds integers beyond 2^53 and beyond u64 from
+# JSON losslessly (int64_json, bigint_json), so the SDK sees them and refuses them fail-closed
+# at the first emission instead of a parser rounding them. Output is buffered (no
+# incremental_output); runs are not streamed through the hooks.
 HOST_SURFACE = HostSurface.from_capabilities(
-    ["host_declaration", "model_calls", "tool_calls", "multi_turn"]
+    ["bigint_json", "host_declaration", "int64_json", "model_calls", "multi_turn", "tool_calls"]
 )
 
 HookRunner = Callable[..., Awaitable[HookResult]]

@@ -3,7 +3,8 @@
 It is a real chat client (the framework's function-invocation and chat-middleware layers
 over `BaseChatClient`), so the agent loop, the middleware seams and the agent-hooks bundle
 run exactly as with a hosted model. Each model call is answered by the next step of a
-script, or by a `responder(messages)` function; every request is kept in `requests` so a
+script (a message, a text, or a whole `ChatResponse` when its finish reason matters), or by
+a `responder(messages)` function; every request is kept in `requests` so a
 test can see what the model was shown. The demo agent and the end-to-end tests use it.
 """
 
@@ -22,7 +23,7 @@ from agent_framework import (
 )
 
 Responder = Callable[[list[Message]], Message]
-Step = Message | str | Responder
+Step = Message | ChatResponse[Any] | str | Responder
 
 
 def tool_call(name: str, arguments: Mapping[str, Any], call_id: str) -> Message:
@@ -89,7 +90,9 @@ class ScriptedChatClient(
             step = self.responder
         else:
             raise RuntimeError("the scripted model has no answer left")
-        if callable(step) and not isinstance(step, Message):
+        if callable(step) and not isinstance(step, Message | ChatResponse):
             step = step(seen)
+        if isinstance(step, ChatResponse):
+            return step
         message = say(step) if isinstance(step, str) else step
         return ChatResponse(messages=[message], response_id=f"scripted-{len(self.requests)}")
