@@ -16,6 +16,7 @@ from tests.approvals.conftest import (
     TOOL_SCHEMA,
     approval_hook,
     approval_request,
+    ensure_approval_hook,
     in_own_thread,
     post_escalation,
     resolution_errors,
@@ -54,6 +55,7 @@ def test_decided_escalation_returns_at_once_with_a_schema_valid_resolution(
 
 
 def test_identity_echo_is_byte_for_byte(client, sre, rita):
+    ensure_approval_hook(sre)
     request = approval_request()
     request["context_identity"] = "  Ünïcode ✓ identity\twith spaces  "
     created = post_escalation(client, sre, request).json()
@@ -64,6 +66,7 @@ def test_identity_echo_is_byte_for_byte(client, sre, rita):
 
 
 def test_null_identity_echoes_as_null(client, sre, rita):
+    ensure_approval_hook(sre)
     request = approval_request()
     request["context_identity"] = None
     created = post_escalation(client, sre, request).json()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from agents import services as agent_services
 from approvals import services
 from approvals.models import EscalationStatus
 from tests.approvals.conftest import TOOL_SCHEMA
@@ -12,7 +13,10 @@ from tests.approvals.conftest import TOOL_SCHEMA
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(reviewer_client, escalate):
+def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(
+    reviewer_client, sre, escalate
+):
+    agent_services.custom_agent_create(actor=None, agent=sre.agent, name="my_hooked_agent")
     escalate(
         "restart_service",
         {"service": "payments"},

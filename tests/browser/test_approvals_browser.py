@@ -11,7 +11,12 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from approvals.models import Escalation, EscalationStatus
-from tests.approvals.conftest import TOOL_SCHEMA, approval_request, resolution_errors
+from tests.approvals.conftest import (
+    TOOL_SCHEMA,
+    approval_request,
+    ensure_approval_hook,
+    resolution_errors,
+)
 from tests.approvals.live_server import daphne_server
 from tests.browser.chromium import launch_chromium
 
@@ -20,6 +25,7 @@ from tests.browser.chromium import launch_chromium
 @pytest.mark.timeout(180)
 @pytest.mark.django_db(transaction=True)
 def test_reviewer_edits_and_approves_a_live_escalation(rita, sre):
+    ensure_approval_hook(sre)
     with daphne_server() as base, sync_playwright() as playwright:
         agent = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {sre.token}"})
         browser = launch_chromium(playwright)
