@@ -160,11 +160,13 @@ class EscalationCollectionApi(APIView):
         page = list(qs.order_by("-created_at", "-id")[: limit + 1])
         more = len(page) > limit
         page = page[:limit]
+        # Items carry tool arguments: no copy for the browser's history after a logout.
         return Response(
             {
                 "items": [list_item(item, now=now) for item in page],
                 "next_cursor": _encode_cursor(page[-1]) if more else None,
-            }
+            },
+            headers={"Cache-Control": "no-store"},
         )
 
 

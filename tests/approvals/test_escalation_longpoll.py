@@ -9,6 +9,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient, Client
 
+from agents import services as agent_services
+from agents.models import AgentToken
 from approvals import longpoll, services
 from approvals.models import Escalation
 from console import services as console_services
@@ -183,3 +185,29 @@ async def test_long_poll_returns_expired_at_the_expiry(sre, escalate, monkeypatc
     body = response.json()
     assert body["status"] == "expired"
     assert body["resolution"]["verdict"]["reason"] == "approval_expired"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_token_revoked_while_waiting_gets_401_not_the_decision(
+    sre, rita, escalate, close_db_after
+):
+    escalation = await sync_to_async(escalate)(tool_schema=TOOL_SCHEMA)
+    url = f"/api/v1/escalations/{escalation.pk}?wait=20"
+    waiting = asyncio.create_task(AsyncClient().get(url, headers=_auth(sre)))
+    await asyncio.sleep(0.5)
+    assert not waiting.done()
+
+    def revoke_then_decide() -> None:
+        token = AgentToken.objects.get(agent=sre.agent)
+        agent_services.agent_token_revoke(actor=None, token=token)
+        services.escalation_decide(
+            escalation=escalation,
+            actor=rita,
+            outcome="approve",
+            args={"service": "edited-by-rita"},
+        )
+
+    await asyncio.to_thread(in_own_thread(revoke_then_decide))
+    response = await asyncio.wait_for(waiting, timeout=25)
+    assert response.status_code == 401
+    assert "edited-by-rita" not in response.content.decode()
