@@ -34,9 +34,11 @@ from django.conf import settings
 from agents.models import Agent, CustomAgent, Event, Hook
 from agents.selectors import approval_hooks_matching, find_custom_agent, hook_matches_tool
 from agents.validation import EXPIRES_MAX
-from approvals.validation import InvalidInput, pointer
+from approvals.validation import META_TEXT_LIMITS, InvalidInput, pointer
 
 ESCALATING_POINT = "pre_tool_call"
+HOOK_KEY_MAX_CHARS = META_TEXT_LIMITS["hook"]
+TOOL_NAME_MAX_CHARS = META_TEXT_LIMITS["tool_name"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,9 @@ def _named_hook(request: dict[str, Any], meta: dict[str, Any]) -> NamedHook | No
     approval = request["verdict"].get("approval")
     verdict_key = approval.get("hook") if isinstance(approval, dict) else None
     verdict_at = pointer("request", "verdict", "approval", "hook")
-    if verdict_key is not None and not isinstance(verdict_key, str):
+    if verdict_key is not None and (
+        not isinstance(verdict_key, str) or len(verdict_key) > HOOK_KEY_MAX_CHARS
+    ):
         raise InvalidInput("The escalating hook is invalid.", {verdict_at: ["Must be a hook key."]})
     meta_key = meta.get("hook")
     if meta_key is not None and verdict_key is not None and meta_key != verdict_key:
@@ -156,18 +160,25 @@ def _named_hook(request: dict[str, Any], meta: dict[str, Any]) -> NamedHook | No
 
 
 def _tool_name(request: dict[str, Any], meta: dict[str, Any]) -> tuple[str, str]:
-    """(tool name, the pointer to blame for it)."""
+    """(tool name, the pointer to blame for it): the context's tool call when the request
+    carries a context, else meta.tool_name."""
     context = request.get("context")
-    tool_call = context.get("tool_call") if isinstance(context, dict) else None
-    called = tool_call.get("name") if isinstance(tool_call, dict) else None
     claimed = meta.get("tool_name")
-    if isinstance(called, str) and called:
+    if isinstance(context, dict):
+        tool_call = context.get("tool_call")
+        called = tool_call.get("name") if isinstance(tool_call, dict) else None
+        at = pointer("request", "context", "tool_call", "name")
+        if not isinstance(called, str) or not called or len(called) > TOOL_NAME_MAX_CHARS:
+            raise InvalidInput(
+                "The escalation names no tool.",
+                {at: [f"The tool's name: 1-{TOOL_NAME_MAX_CHARS} characters."]},
+            )
         if claimed is not None and claimed != called:
             raise InvalidInput(
                 "The tool name differs from the tool call's.",
                 {pointer("meta", "tool_name"): [f"The request's tool call is {called!r}."]},
             )
-        return called, pointer("request", "context", "tool_call", "name")
+        return called, at
     if isinstance(claimed, str) and claimed:
         return claimed, pointer("meta", "tool_name")
     raise InvalidInput(

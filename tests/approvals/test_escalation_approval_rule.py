@@ -311,3 +311,14 @@ def test_a_hook_changed_after_the_escalation_keeps_the_first_answer_for_a_retry(
     assert again.status_code == 200 and again.json()["id"] == str(first.pk)
     assert Escalation.objects.count() == 1
     assert first.expires_at - timezone.now() <= timedelta(seconds=600)
+
+
+def test_an_overlong_tool_name_or_hook_key_is_refused_before_any_matching(client, sre):
+    hook(sre, approval("*"))
+    refused(
+        post_escalation(client, sre, approval_request("t" * 201)),
+        "/request/context/tool_call/name",
+    )
+    request = approval_request("restart_service", hook_key="hk_" + "x" * 5000)
+    message = refused(post_escalation(client, sre, request), "/request/verdict/approval/hook")
+    assert "x" * 100 not in message
