@@ -5,14 +5,18 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook
+from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook
 from agents.validation import EVENTS, custom_agent_document, hooks_document, validate_hook
 from console.api import yaml_dump
 from console.roles import is_admin, is_auditor, is_reviewer
+
+# The agent side's own matcher (SPEC §1: anchored, case-sensitive, `*` all, empty nothing):
+# the console decides which hooks apply with exactly the code that runs them.
+from console_client.context_mapping import matcher_matches
 
 
 def agents_visible_to(user: Any) -> QuerySet[Agent]:
@@ -223,3 +227,31 @@ def agent_tab_counts(agent: Agent) -> dict[str, int]:
         "custom_agents_count": CustomAgent.objects.filter(agent=agent).count(),
         "tokens_count": AgentToken.objects.filter(agent=agent, revoked_at__isnull=True).count(),
     }
+
+
+def hook_matches_tool(hook: Hook, tool_name: str) -> bool:
+    return matcher_matches(hook.definition.get("matcher"), tool_name)
+
+
+def hooks_matching_tool(
+    agent: Agent, custom_agent: CustomAgent | None, tool_name: str, *, event: str
+) -> list[Hook]:
+    """Enabled `event` hooks of the effective configuration whose matcher matches `tool_name`,
+    in enforcement order (agent level first, then the custom agent's; each by position)."""
+    scopes = Q(custom_agent=None) | Q(custom_agent=custom_agent)
+    rows = Hook.objects.filter(scopes, agent=agent, event=event, enabled=True)
+    ordered = sorted(
+        rows, key=lambda hook: (hook.custom_agent_id is not None, hook.position, hook.pk)
+    )
+    return [hook for hook in ordered if hook_matches_tool(hook, tool_name)]
+
+
+def approval_hooks_matching(
+    agent: Agent, custom_agent: CustomAgent | None, tool_name: str
+) -> list[Hook]:
+    """The approval hooks that apply to a call of `tool_name` (PreToolUse, enabled, matching)."""
+    return [
+        hook
+        for hook in hooks_matching_tool(agent, custom_agent, tool_name, event=Event.PRE_TOOL_USE)
+        if hook.hook_type == "approval"
+    ]

@@ -117,7 +117,13 @@ class EscalationCollectionApi(APIView):
             200: EscalationCreatedSerializer,
             **errors(400),
         },
-        description="201: a new escalation; 200: the one already open for this context_identity.",
+        description=(
+            "201: a new escalation; 200: the one already open for this context_identity. "
+            "The console decides the approval rule from its own configuration: the strictest "
+            "approval hook matching the tool (most approvals, shortest expiry). 400 when no "
+            "approval hook matches and no asking hook is named, or a named hook does not "
+            "apply to the call."
+        ),
         examples=[ESCALATION_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
@@ -154,11 +160,13 @@ class EscalationCollectionApi(APIView):
         page = list(qs.order_by("-created_at", "-id")[: limit + 1])
         more = len(page) > limit
         page = page[:limit]
+        # Items carry tool arguments: no copy for the browser's history after a logout.
         return Response(
             {
                 "items": [list_item(item, now=now) for item in page],
                 "next_cursor": _encode_cursor(page[-1]) if more else None,
-            }
+            },
+            headers={"Cache-Control": "no-store"},
         )
 
 

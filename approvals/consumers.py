@@ -3,6 +3,9 @@
 Holds no business logic: on connect it sends a full re-sync; on each wake-up it asks
 approvals.frames for this reviewer's re-rendered HTML and forwards it.
 `?view=inbox` gets rows and the counter; anything else (`?view=nav`) the counter only.
+Before the re-sync and before every push the socket's access is checked again
+(approvals.socket_access): a logout, a deactivation, a lost role or a narrower reviewer
+scope closes the socket instead of sending more escalations.
 """
 
 from __future__ import annotations
@@ -15,38 +18,53 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from approvals import frames
 from approvals.live import REVIEWERS_GROUP, remember_server_loop
-from console.roles import is_reviewer
+from approvals.socket_access import CLOSE_FORBIDDEN, AccessEnded, SocketAccess, socket_access
 
 
 class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
-    user: Any = None
+    access: SocketAccess | None = None
+    session_key: str | None = None
     view: str = "nav"
     joined: bool = False
 
     async def connect(self) -> None:
         remember_server_loop()
-        user = self.scope.get("user")
-        if user is None or not await database_sync_to_async(is_reviewer)(user):
-            await self.close(code=4403)
+        session = self.scope.get("session")
+        self.session_key = getattr(session, "session_key", None)
+        try:
+            self.access = await database_sync_to_async(socket_access)(self.session_key)
+        except AccessEnded:
+            await self.close(code=CLOSE_FORBIDDEN)
             return
-        self.user = user
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.view = "inbox" if query.get("view") == ["inbox"] else "nav"
         await self.channel_layer.group_add(REVIEWERS_GROUP, self.channel_name)
         self.joined = True
         await self.accept()
-        for frame in await database_sync_to_async(frames.resync)(user, self.view):
+        for frame in await database_sync_to_async(frames.resync)(self.access.user, self.view):
             await self.send(text_data=frame)
 
     async def disconnect(self, code: int) -> None:
         if self.joined:
+            self.joined = False
             await self.channel_layer.group_discard(REVIEWERS_GROUP, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Decisions go through HTTP (CSRF, the same service as the API); nothing to do here."""
 
     async def escalation_changed(self, event: dict[str, Any]) -> None:
+        if self.access is None:  # closed already: wake-ups queued before the close
+            return
+        try:
+            self.access = await database_sync_to_async(socket_access)(
+                self.session_key, before=self.access
+            )
+        except AccessEnded as ended:
+            self.access = None
+            await self.disconnect(ended.code)
+            await self.close(code=ended.code)
+            return
         for frame in await database_sync_to_async(frames.change)(
-            self.user, self.view, event["id"], event["kind"]
+            self.access.user, self.view, event["id"], event["kind"]
         ):
             await self.send(text_data=frame)

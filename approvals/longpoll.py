@@ -3,7 +3,8 @@
 It subscribes to the escalation's channel-layer group and re-reads the row from the database
 when woken. PostgreSQL is the truth: a slow re-check (every SAFETY_RECHECK_SECONDS) covers a
 lost push or an unusable Redis, and an escalation past expires_at reads as expired, so the
-answer always arrives within one wait period.
+answer always arrives within one wait period. The token is checked again after the wait:
+one revoked while its request waited gets a 401, not the decision.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from rest_framework.exceptions import AuthenticationFailed
 
+from agents.models import AgentToken
 from approvals.live import escalation_group, remember_server_loop
 from approvals.models import Escalation
 from approvals.selectors import effective_status, get_escalation_for_agent
@@ -86,6 +88,10 @@ def _wait_seconds(raw: str | None) -> float | JsonResponse:
 
 def _reread(escalation: Escalation) -> Escalation:
     return Escalation.objects.select_related("agent").get(pk=escalation.pk)
+
+
+def _token_active(principal: AgentPrincipal) -> bool:
+    return AgentToken.objects.filter(pk=principal.token.pk, revoked_at__isnull=True).exists()
 
 
 def _pending(escalation: Escalation) -> bool:
@@ -157,4 +163,8 @@ async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
                 escalation = await _released(_reread)(escalation)
         finally:
             await _unsubscribe(layer, group, channel)
+        if not await _released(_token_active)(principal):
+            return _error(
+                401, "not_authenticated", "The token was revoked while this request waited."
+            )
     return JsonResponse(status_answer(escalation))

@@ -51,6 +51,28 @@ def agents_decidable_by(user: Any) -> QuerySet[Agent]:
     )
 
 
+@dataclass(frozen=True)
+class ReviewerReach:
+    """The agents a reviewer may decide for: a set of ids, or None for every agent."""
+
+    agent_ids: frozenset[int] | None
+
+    def covers(self, other: ReviewerReach) -> bool:
+        if self.agent_ids is None:
+            return True
+        return other.agent_ids is not None and other.agent_ids <= self.agent_ids
+
+
+def reviewer_reach(user: Any) -> ReviewerReach | None:
+    """None for anyone who is not a reviewer (nor an admin)."""
+    if not is_reviewer(user):
+        return None
+    if is_admin(user):
+        return ReviewerReach(None)
+    scoped = ReviewerScope.objects.filter(user_id=user.pk).values_list("agent_id", flat=True)
+    return ReviewerReach(frozenset(scoped) or None)
+
+
 def reviewer_may_decide(user: Any, agent_id: int) -> bool:
     if not is_reviewer(user):
         return False

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agents.models import Agent, Hook
+from agents.models import Agent
 from approvals import live
 from approvals.models import (
     Escalation,
@@ -26,6 +26,7 @@ from approvals.models import (
     VoteOutcome,
 )
 from approvals.notifications import schedule_webhook
+from approvals.rules import approval_rule_for_request
 from approvals.selectors import reviewer_may_decide
 from approvals.validation import (
     InvalidInput,
@@ -39,7 +40,6 @@ from audit.services import governance_event_record
 from console.auth import actor_label, actor_user, is_agent
 from console.roles import is_admin
 
-EXPIRES_MAX_SECONDS = 30 * 24 * 3600
 BATCH = 500
 TOOL_POINTS = ("pre_tool_call", "post_tool_call")
 
@@ -57,29 +57,6 @@ class DecisionResult:
     escalation: Escalation
     vote: EscalationVote
     final: bool
-
-
-def _hook_for(agent: Agent, request: dict[str, Any], meta: dict[str, Any]) -> Hook | None:
-    key, at = meta.get("hook"), pointer("meta", "hook")
-    approval = request["verdict"].get("approval")
-    if key is None and isinstance(approval, dict) and isinstance(approval.get("hook"), str):
-        key, at = approval["hook"], pointer("request", "verdict", "approval", "hook")
-    if key is None:
-        return None
-    hook = Hook.objects.filter(agent=agent, key=key).first()
-    if hook is None:
-        raise InvalidInput(
-            "The escalating hook is unknown.", {at: [f"No hook {key!r} on agent {agent.slug}."]}
-        )
-    return hook
-
-
-def _hook_settings(hook: Hook | None) -> tuple[int, int]:
-    """(expires in seconds, approvals required), from the server's configuration only."""
-    definition = hook.definition if hook is not None else {}
-    expires = definition.get("expiresIn") or settings.CONSOLE_DEFAULT_ESCALATION_SECONDS
-    required = definition.get("approvalsRequired") or 1
-    return max(1, min(int(expires), EXPIRES_MAX_SECONDS)), max(1, int(required))
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -106,7 +83,10 @@ def _facts(request: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
 def escalation_create(
     *, actor: Any, request: Any, meta: Any, now: datetime | None = None
 ) -> tuple[Escalation, bool]:
-    """Store an agent's approval request; the same context_identity returns the first one."""
+    """Store an agent's approval request; the same context_identity returns the first one.
+
+    The approval rule (how many approvals, how long) comes from the console's configuration
+    for the requested tool, never from the request (approvals/rules.py)."""
     if not is_agent(actor):
         raise DecisionForbidden("Only an agent token may open an escalation.")
     fields = {**validate_request(request), **validate_meta(meta)}
@@ -119,23 +99,23 @@ def escalation_create(
         existing = Escalation.objects.filter(agent=agent, context_identity=identity).first()
         if existing is not None:
             return existing, False
-    hook = _hook_for(agent, request, meta)
-    expires_in, required = _hook_settings(hook)
+    custom_agent, rule = approval_rule_for_request(agent, request, meta)
+    required = rule.approvals_required
     now = now or timezone.now()
     try:
         with transaction.atomic():
             escalation = Escalation.objects.create(
                 agent=agent,
-                custom_agent_name=meta.get("custom_agent") or "",
-                hook=hook,
-                hook_key=hook.key if hook is not None else "",
+                custom_agent_name=custom_agent.name if custom_agent else "",
+                hook=rule.hook,
+                hook_key=rule.hook.key,
                 context_identity=identity,
                 interception_point=request["interception_point"],
                 revision=meta.get("revision"),
                 verdict_reason=str(request["verdict"].get("reason") or "")[:200],
                 verdict_message=str(request["verdict"].get("message") or ""),
                 approvals_required=required,
-                expires_at=now + timedelta(seconds=expires_in),
+                expires_at=now + timedelta(seconds=rule.expires_in),
                 transcript=meta.get("transcript") or "",
                 tool_schema=meta.get("tool_schema"),
                 **_facts(request, meta),
@@ -154,6 +134,8 @@ def escalation_create(
                     "hook": escalation.hook_key,
                     "approvals_required": required,
                     "expires_at": escalation.expires_at.isoformat(),
+                    # The approval hooks whose strictest settings apply (empty: the default).
+                    "rule_hooks": [hook.key for hook in rule.rule_hooks],
                 },
             )
             live.on_commit_changed(escalation.pk, "created")

@@ -17,6 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from approvals import services
@@ -41,6 +42,7 @@ def _require_reviewer(request: HttpRequest) -> None:
         raise PermissionDenied("Only reviewers may open the approvals inbox.")
 
 
+@never_cache  # rows carry tool arguments: not kept for the Back button after logout
 @login_required
 @require_GET
 def inbox(request: HttpRequest) -> HttpResponse:
@@ -53,6 +55,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
     )
 
 
+@never_cache
 @login_required
 @require_GET
 def history(request: HttpRequest) -> HttpResponse:
@@ -94,6 +97,7 @@ def _answer(request: HttpRequest, pk: UUID, level: str, text: str, **extra: Any)
     return HttpResponse(_row_or_nothing(request, pk, extra) + _flash(level, text))
 
 
+@never_cache
 @login_required
 @require_POST
 def decide(request: HttpRequest, pk: UUID) -> HttpResponse:
@@ -126,6 +130,7 @@ def decide(request: HttpRequest, pk: UUID) -> HttpResponse:
     return _answer(request, pk, "success", f"{what}: your approval counted ({tally}).")
 
 
+@never_cache
 @login_required
 @require_POST
 def bulk_decide(request: HttpRequest) -> HttpResponse:

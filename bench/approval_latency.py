@@ -73,6 +73,15 @@ def fixtures() -> tuple[str, str, str]:
     agent = Agent.objects.filter(slug="bench-approvals").first() or agents.agent_create(
         actor=None, slug="bench-approvals"
     )
+    if not agent.hooks.filter(event="PreToolUse").exists():
+        # The console accepts an escalation only for a call an approval hook matches.
+        agents.hook_create(
+            actor=None,
+            agent=agent,
+            custom_agent=None,
+            event="PreToolUse",
+            raw={"type": "approval", "matcher": "restart_service"},
+        )
     agent_token = agents.agent_token_issue(actor=None, agent=agent, name="bench").plaintext
     reviewer = console.user_set_role(actor=None, username="bench-reviewer", role="reviewer")
     reviewer_token = console.api_token_issue(actor=None, user=reviewer, name="bench").plaintext

@@ -113,7 +113,19 @@
       updateSelection();
     });
     document.body.addEventListener("htmx:wsOpen", function () { liveState("live", true); });
-    document.body.addEventListener("htmx:wsClose", function () { liveState("reconnecting…", false); });
+    document.body.addEventListener("htmx:wsClose", function (event) {
+      var code = event.detail && event.detail.event ? event.detail.event.code : 0;
+      // approvals/socket_access.py: 4401 the session ended, 4403 the role or scope shrank.
+      // Drop what this page shows and reload: the login page, or the inbox as it is now.
+      if (code === 4401 || code === 4403) {
+        var body = document.getElementById("pending-rows");
+        if (body) { body.innerHTML = ""; }
+        liveState(code === 4401 ? "signed out" : "access changed", false);
+        window.location.reload();
+        return;
+      }
+      liveState("reconnecting…", false);
+    });
     document.body.addEventListener("htmx:wsAfterMessage", function () { dedupe(); tick(); updateSelection(); });
     document.body.addEventListener("htmx:afterSwap", function () { tick(); updateSelection(); });
   });

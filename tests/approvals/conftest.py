@@ -83,6 +83,15 @@ def approval_hook(agent_with_token: AgentWithToken, **options: Any) -> Hook:
     return hook
 
 
+def ensure_approval_hook(agent_with_token: AgentWithToken) -> None:
+    """The console accepts an escalation only for a call an approval hook matches."""
+    approvals = Hook.objects.filter(
+        agent=agent_with_token.agent, event="PreToolUse", definition__type="approval"
+    )
+    if not approvals.exists():
+        approval_hook(agent_with_token)
+
+
 def post_escalation(
     client: Client, agent: AgentWithToken, request: dict[str, Any], **meta: Any
 ) -> Any:
@@ -123,6 +132,7 @@ def escalate(sre: AgentWithToken) -> Callable[..., Escalation]:
         agent: AgentWithToken | None = None,
         **meta: Any,
     ) -> Escalation:
+        ensure_approval_hook(agent or sre)
         response = post_escalation(Client(), agent or sre, approval_request(tool, args), **meta)
         assert response.status_code == 201, response.content
         return Escalation.objects.get(pk=response.json()["id"])

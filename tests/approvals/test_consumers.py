@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import User
+from django.contrib.sessions.models import Session
 from django.test import Client
+from django.utils import timezone
 
 from approvals import services
+from console import services as console_services
 from console.asgi import application
 from tests.approvals.conftest import approval_hook, in_own_thread
 
@@ -124,4 +129,109 @@ async def test_a_vote_that_does_not_decide_replaces_the_row(
     frame, _counter = await frames(socket, 2)
     assert f'id="esc-{escalation.pk}"' in frame and 'hx-swap-oob="outerHTML"' in frame
     assert "1/2 approvals" in frame
+    await socket.disconnect()
+
+
+# Access is re-checked on every push ---------------------------------------------------------
+
+
+async def open_as(user) -> tuple[Client, WebsocketCommunicator]:
+    """A logged-in browser (its Client, to log out or not) and its inbox socket, re-synced."""
+    client = Client()
+    await sync_to_async(client.force_login)(user)
+    headers = [
+        (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode()),
+        (b"origin", b"http://testserver"),
+    ]
+    socket = WebsocketCommunicator(application, "/ws/approvals/?view=inbox", headers)
+    connected, _code = await socket.connect(timeout=5)
+    assert connected
+    await frames(socket, 2)  # the re-sync: counter and rows
+    return client, socket
+
+
+async def closed_before_the_next_escalation(socket, escalate, code: int, agent=None) -> None:
+    """A new escalation with secret arguments: the socket closes with `code`, sends nothing."""
+    await asyncio.to_thread(
+        in_own_thread(escalate), "restart_service", {"service": "secret-db"}, agent
+    )
+    output = await socket.receive_output(timeout=5)
+    assert output["type"] == "websocket.close", output
+    assert output["code"] == code
+    await socket.wait()
+
+
+async def test_logout_closes_the_socket(rita, escalate, close_db_after):
+    browser, socket = await open_as(rita)
+    await sync_to_async(browser.logout)()
+    await closed_before_the_next_escalation(socket, escalate, 4401)
+
+
+async def test_an_expired_session_closes_the_socket(rita, escalate, close_db_after):
+    browser, socket = await open_as(rita)
+    key = browser.cookies["sessionid"].value
+    await sync_to_async(Session.objects.filter(session_key=key).update)(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+    await closed_before_the_next_escalation(socket, escalate, 4401)
+
+
+async def test_a_password_change_elsewhere_closes_the_socket(rita, escalate, close_db_after):
+    _browser, socket = await open_as(rita)
+
+    def change_password() -> None:
+        rita.set_password("a-new-password-9")
+        rita.save(update_fields=["password"])
+
+    await sync_to_async(change_password)()
+    await closed_before_the_next_escalation(socket, escalate, 4401)
+
+
+async def test_deactivation_closes_the_socket(rita, escalate, close_db_after):
+    _browser, socket = await open_as(rita)
+    await sync_to_async(User.objects.filter(pk=rita.pk).update)(is_active=False)
+    await closed_before_the_next_escalation(socket, escalate, 4401)
+
+
+async def test_losing_the_reviewer_role_closes_the_socket(rita, escalate, close_db_after):
+    _browser, socket = await open_as(rita)
+    await sync_to_async(rita.groups.clear)()
+    await closed_before_the_next_escalation(socket, escalate, 4403)
+
+
+async def test_an_admin_demoted_to_a_scoped_reviewer_is_closed_not_sent_other_agents(
+    alice, other, escalate, close_db_after
+):
+    _browser, socket = await open_as(alice)
+
+    def demote() -> None:
+        console_services.user_set_role(actor=None, username="alice", role="reviewer")
+        services.reviewer_scope_set(actor=None, user=alice, agents=[other.agent])
+
+    await sync_to_async(demote)()
+    await closed_before_the_next_escalation(socket, escalate, 4403)
+
+
+async def test_a_narrower_reviewer_scope_closes_the_socket(
+    rita, alice, sre, other, escalate, close_db_after
+):
+    await sync_to_async(services.reviewer_scope_set)(
+        actor=alice, user=rita, agents=[sre.agent, other.agent]
+    )
+    _browser, socket = await open_as(rita)
+    # sre-agent's rows on rita's screen are no longer hers: close, the page reloads narrower.
+    await sync_to_async(services.reviewer_scope_set)(actor=alice, user=rita, agents=[other.agent])
+    await closed_before_the_next_escalation(socket, escalate, 4403, agent=other)
+
+
+async def test_a_wider_reviewer_scope_keeps_the_socket(
+    rita, alice, sre, other, escalate, close_db_after
+):
+    await sync_to_async(services.reviewer_scope_set)(actor=alice, user=rita, agents=[other.agent])
+    _browser, socket = await open_as(rita)
+    await sync_to_async(services.reviewer_scope_set)(
+        actor=alice, user=rita, agents=[sre.agent, other.agent]
+    )
+    created = await asyncio.to_thread(in_own_thread(escalate))
+    assert f'id="esc-{created.pk}"' in (await frames(socket, 2))[0]
     await socket.disconnect()

@@ -1,17 +1,37 @@
-"""POST /api/v1/escalations: validation against the SDK schema, idempotency, server-side settings."""
+"""POST /api/v1/escalations: validation against the SDK schema, idempotency, server-side settings.
+
+The approval rule itself (which hooks apply, the strictest wins) is in
+test_escalation_approval_rule.py.
+"""
 
 from __future__ import annotations
 
 import json
 from datetime import timedelta
 
+import pytest
 from django.test import Client
 from django.utils import timezone
 
 from approvals.models import Escalation, EscalationStatus
 from audit.models import GovernanceEvent
 from console import services as console_services
-from tests.approvals.conftest import TOOL_SCHEMA, approval_hook, approval_request, post_escalation
+from tests.approvals.conftest import (
+    TOOL_SCHEMA,
+    approval_hook,
+    approval_request,
+    ensure_approval_hook,
+    post_escalation,
+)
+
+
+@pytest.fixture(autouse=True)
+def _approval_hooks(request):
+    """Both agents have an approval hook for restart_service|scale_deployment: the console
+    refuses escalations no approval hook matches."""
+    for name in ("sre", "other"):
+        if name in request.fixturenames:
+            ensure_approval_hook(request.getfixturevalue(name))
 
 
 def test_create_returns_201_with_id_status_and_expiry(client, sre):
@@ -117,13 +137,13 @@ def test_expiry_and_quorum_come_from_the_hook_not_from_the_agent(client, sre):
     assert escalation.expires_at <= timezone.now() + timedelta(seconds=120)
 
 
-def test_default_expiry_is_ten_minutes_without_a_hook(client, sre, settings):
-    settings.CONSOLE_DEFAULT_ESCALATION_SECONDS = 600
+def test_expiry_and_quorum_of_the_matching_approval_hook_apply_without_a_named_hook(client, sre):
     response = post_escalation(client, sre, approval_request())
     escalation = Escalation.objects.get(pk=response.json()["id"])
     left = (escalation.expires_at - timezone.now()).total_seconds()
-    assert 590 < left <= 600
+    assert 590 < left <= 600  # the hook's default expiresIn
     assert escalation.approvals_required == 1
+    assert escalation.hook is not None and escalation.hook.definition["type"] == "approval"
 
 
 def test_a_hook_of_another_agent_is_refused(client, sre, other):

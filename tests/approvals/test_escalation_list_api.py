@@ -64,3 +64,8 @@ def test_reviewer_token_lists(rita, escalate, client):
     token = console_services.api_token_issue(actor=None, user=rita).plaintext
     response = client.get("/api/v1/escalations", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 200 and len(response.json()["items"]) == 1
+
+
+def test_the_list_with_tool_arguments_is_never_cached(reviewer_client, escalate):
+    escalate()
+    assert reviewer_client.get("/api/v1/escalations").headers["Cache-Control"] == "no-store"

@@ -9,6 +9,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient, Client
 
+from agents import services as agent_services
+from agents.models import AgentToken
 from approvals import longpoll, services
 from approvals.models import Escalation
 from console import services as console_services
@@ -16,6 +18,7 @@ from tests.approvals.conftest import (
     TOOL_SCHEMA,
     approval_hook,
     approval_request,
+    ensure_approval_hook,
     in_own_thread,
     post_escalation,
     resolution_errors,
@@ -54,6 +57,7 @@ def test_decided_escalation_returns_at_once_with_a_schema_valid_resolution(
 
 
 def test_identity_echo_is_byte_for_byte(client, sre, rita):
+    ensure_approval_hook(sre)
     request = approval_request()
     request["context_identity"] = "  Ünïcode ✓ identity\twith spaces  "
     created = post_escalation(client, sre, request).json()
@@ -64,6 +68,7 @@ def test_identity_echo_is_byte_for_byte(client, sre, rita):
 
 
 def test_null_identity_echoes_as_null(client, sre, rita):
+    ensure_approval_hook(sre)
     request = approval_request()
     request["context_identity"] = None
     created = post_escalation(client, sre, request).json()
@@ -180,3 +185,29 @@ async def test_long_poll_returns_expired_at_the_expiry(sre, escalate, monkeypatc
     body = response.json()
     assert body["status"] == "expired"
     assert body["resolution"]["verdict"]["reason"] == "approval_expired"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_token_revoked_while_waiting_gets_401_not_the_decision(
+    sre, rita, escalate, close_db_after
+):
+    escalation = await sync_to_async(escalate)(tool_schema=TOOL_SCHEMA)
+    url = f"/api/v1/escalations/{escalation.pk}?wait=20"
+    waiting = asyncio.create_task(AsyncClient().get(url, headers=_auth(sre)))
+    await asyncio.sleep(0.5)
+    assert not waiting.done()
+
+    def revoke_then_decide() -> None:
+        token = AgentToken.objects.get(agent=sre.agent)
+        agent_services.agent_token_revoke(actor=None, token=token)
+        services.escalation_decide(
+            escalation=escalation,
+            actor=rita,
+            outcome="approve",
+            args={"service": "edited-by-rita"},
+        )
+
+    await asyncio.to_thread(in_own_thread(revoke_then_decide))
+    response = await asyncio.wait_for(waiting, timeout=25)
+    assert response.status_code == 401
+    assert "edited-by-rita" not in response.content.decode()

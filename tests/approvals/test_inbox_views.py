@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from agents import services as agent_services
 from approvals import services
 from approvals.models import EscalationStatus
 from tests.approvals.conftest import TOOL_SCHEMA
@@ -12,7 +13,8 @@ from tests.approvals.conftest import TOOL_SCHEMA
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(reviewer_client, escalate):
+def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(reviewer_client, sre, escalate):
+    agent_services.custom_agent_create(actor=None, agent=sre.agent, name="my_hooked_agent")
     escalate(
         "restart_service",
         {"service": "payments"},
@@ -207,3 +209,16 @@ def test_history_filters_by_status_agent_reviewer_and_date(
         .split("<tbody>")[1]
     )
     assert "No escalations match" in body
+
+
+def test_pages_and_rows_with_tool_arguments_are_never_cached(reviewer_client, escalate):
+    escalation = escalate("restart_service", {"service": "secret-db"})
+    for response in (
+        reviewer_client.get("/approvals/"),
+        reviewer_client.get("/approvals/history/"),
+        reviewer_client.post(
+            f"/approvals/{escalation.pk}/decision/", {"outcome": "reject"}, **HTMX
+        ),
+    ):
+        assert response.status_code == 200
+        assert "no-store" in response["Cache-Control"]

@@ -120,9 +120,18 @@ def approve_in_session(sre: Any, reviewer: User, *, session_id: str, at: dt.date
     """An escalation of restart_service inside the session, approved by `reviewer` after
     30 s, through the approvals services; then moved to the session's time (created_at is
     auto_now_add, so the service can only open it now)."""
+    from agents import services as agent_services
     from approvals import services as approval_services
     from approvals.models import Escalation
 
+    # The console accepts the escalation only for a call an approval hook matches.
+    agent_services.hook_create(
+        actor=None,
+        agent=sre.agent,
+        custom_agent=None,
+        event="PreToolUse",
+        raw={"type": "approval", "matcher": "restart_service"},
+    )
     token = AgentToken.objects.get(agent=sre.agent)
     principal = AgentPrincipal(agent=sre.agent, token=token)
     escalation, _ = approval_services.escalation_create(

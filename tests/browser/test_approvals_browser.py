@@ -4,14 +4,22 @@ an argument and approves; the agent's waiting long-poll returns the edited argum
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 import httpx
 import pytest
+from django.contrib.sessions.models import Session
 from playwright.sync_api import expect, sync_playwright
 
 from approvals.models import Escalation, EscalationStatus
-from tests.approvals.conftest import TOOL_SCHEMA, approval_request, resolution_errors
+from tests.approvals.conftest import (
+    TOOL_SCHEMA,
+    approval_request,
+    ensure_approval_hook,
+    in_own_thread,
+    resolution_errors,
+)
 from tests.approvals.live_server import daphne_server
 from tests.browser.chromium import launch_chromium
 
@@ -20,6 +28,7 @@ from tests.browser.chromium import launch_chromium
 @pytest.mark.timeout(180)
 @pytest.mark.django_db(transaction=True)
 def test_reviewer_edits_and_approves_a_live_escalation(rita, sre):
+    ensure_approval_hook(sre)
     with daphne_server() as base, sync_playwright() as playwright:
         agent = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {sre.token}"})
         browser = launch_chromium(playwright)
@@ -91,3 +100,36 @@ def test_reviewer_edits_and_approves_a_live_escalation(rita, sre):
     assert rejected.decision_reason == "not during the freeze"
     escalation = Escalation.objects.get(pk=escalation_id)
     assert escalation.status == EscalationStatus.APPROVED and escalation.arguments_edited
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(180)
+@pytest.mark.django_db(transaction=True)
+def test_an_inbox_signed_out_elsewhere_shows_nothing_new_and_goes_to_the_login_page(rita, sre):
+    ensure_approval_hook(sre)
+    with daphne_server() as base, sync_playwright() as playwright:
+        agent = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {sre.token}"})
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(15_000)
+        page.goto(f"{base}/accounts/login/")
+        page.fill("#id_username", "rita")
+        page.fill("#id_password", "pw-rita")
+        page.click("button[type=submit]")
+        page.goto(f"{base}/approvals/")
+        expect(page.locator("#live-state")).to_have_text("live")
+
+        # Signed out elsewhere (another tab's logout, an admin flushing sessions); from a
+        # thread, as Playwright's sync API runs an event loop in this one.
+        flush = threading.Thread(target=in_own_thread(lambda: Session.objects.all().delete()))
+        flush.start()
+        flush.join()
+        created = agent.post(
+            "/api/v1/escalations",
+            json={"request": approval_request("restart_service", {"service": "secret-db"})},
+        )
+        assert created.status_code == 201, created.text
+        expect(page).to_have_url(re.compile(r"/accounts/login/"))
+        assert "secret-db" not in page.content()
+        browser.close()
+        agent.close()

@@ -141,6 +141,30 @@ async def test_a_hook_answering_ask_escalates(governed, reviewer_token):
     assert ran == ["api"]
 
 
+async def test_an_ask_and_a_custom_agents_approval_hook_need_the_approval_hooks_quorum(
+    governed, reviewer_token
+):
+    # run_all: both deny, and the SDK hands the resolver the first (the agent-level ask). The
+    # console still applies the approval hook that matches the call: two approvals.
+    gov = governed(
+        {"PreToolUse": [ASK]},
+        custom={"ops": {"PreToolUse": [{**APPROVAL, "approvalsRequired": 2}]}},
+    )
+    hooks = gov.hooks("ops")
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    run = asyncio.create_task(hooks.run(agent, "restart api"))
+    item = await decide_when_pending(gov.console.url, reviewer_token, "approve")
+    assert item["approvals_required"] == 2
+    assert item["custom_agent"] == "ops"
+    await asyncio.sleep(0.5)
+    assert not run.done() and ran == []  # one approval of two: still waiting
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    await hooks.aclose()
+
+
 async def test_approval_expired_skips_the_tool(governed):
     gov = governed({"PreToolUse": [{**APPROVAL, "expiresIn": 1}]})
     hooks = gov.hooks()

@@ -48,6 +48,7 @@ PAT_PERSONAS = tuple(f"pat_{name}" for name in SESSION_PERSONAS) + ("pat_revoked
 PERSONAS = ("anon", *SESSION_PERSONAS, *AGENT_PERSONAS, *PAT_PERSONAS)
 
 SRE, OTHER = "sre-agent", "other-agent"
+APPROVAL_DOC = {"type": "approval", "matcher": "restart_service"}
 CUSTOM = "triage"
 # Strings only sre-agent's objects contain: a foreign persona's 2xx body must hold none.
 SRE_MARKER = "sre-only-instructions-7f3a"
@@ -197,6 +198,11 @@ def build_world() -> World:
         actor=None, agent=sre, name=CUSTOM, document=document
     )
     custom_hook = Hook.objects.get(custom_agent=custom_agent)
+    # Escalations are accepted only for calls an approval hook matches (approvals/rules.py).
+    for agent in (sre, other):
+        agent_services.hook_create(
+            actor=None, agent=agent, custom_agent=None, event="PreToolUse", raw=dict(APPROVAL_DOC)
+        )
     sre.refresh_from_db()
     _ingest_records(tokens["agent"])
     world = World(
