@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from console_client.patterns import matcher_error
+
 API_VERSION = "azuresre.ai/v2"
 KIND = "ExtendedAgent"
 EVENTS = ("Stop", "PostToolUse", "PreToolUse")
@@ -144,11 +146,15 @@ def _check_matcher(raw: dict[str, Any], event: str, base: str, problems: Problem
         return
     if _has_nul(matcher, "matcher", at, problems):
         return
-    if matcher != "*":
-        try:
-            re.compile(f"^({matcher})$")
-        except re.error as exc:
-            problems.error(at, f"matcher is not a valid regular expression: {exc}.")
+    # Agents evaluate matchers with RE2 (linear time, console_client.patterns): a pattern
+    # only Python's backtracking engine accepts (lookaround, backreferences) is refused.
+    problem = matcher_error(matcher)
+    if problem is not None:
+        problems.error(
+            at,
+            f"matcher is not a valid regular expression in RE2 syntax (no lookaround or "
+            f"backreferences): {problem}.",
+        )
 
 
 def _check_script(raw: dict[str, Any], key: str, at: str, problems: Problems) -> None:

@@ -46,6 +46,7 @@ from console_client.context_mapping import (
     matcher_matches,
     tool_result_text,
 )
+from console_client.patterns import matcher_error
 from console_client.results import HookResult
 
 KIND_BASE = "console.base"
@@ -333,6 +334,17 @@ def _require_mapping(config: Any) -> dict[str, Any]:
     return config
 
 
+def _require_usable_matcher(hook: dict[str, Any], event: str) -> None:
+    """A tool hook whose matcher the linear-time engine cannot compile would silently match
+    nothing (a hook switched off unseen): the binding, and so the declaration, is refused.
+    The console refuses such matchers when they are saved."""
+    matcher = hook.get("matcher")
+    if event in TOOL_EVENTS and isinstance(matcher, str) and matcher:
+        problem = matcher_error(matcher)
+        if problem is not None:
+            raise ValueError(f"matcher {matcher[:80]!r} does not compile as RE2: {problem}")
+
+
 def build_registry(
     *,
     command_runner: HookRunner,
@@ -350,22 +362,23 @@ def build_registry(
             raise ValueError(
                 "a console.command binding needs a command hook with command or script"
             )
-        return cast(
-            Interceptor, HookInterceptor(binding.id, hook, _event_of(binding), command_runner)
-        )
+        event = _event_of(binding)
+        _require_usable_matcher(hook, event)
+        return cast(Interceptor, HookInterceptor(binding.id, hook, event, command_runner))
 
     def prompt(config: Any, binding: BindingContext) -> Interceptor:
         hook = _require_mapping(config)
         if hook.get("type", "prompt") != "prompt" or not hook.get("prompt"):
             raise ValueError("a console.prompt binding needs a prompt hook with a prompt")
-        return cast(
-            Interceptor, HookInterceptor(binding.id, hook, _event_of(binding), prompt_runner)
-        )
+        event = _event_of(binding)
+        _require_usable_matcher(hook, event)
+        return cast(Interceptor, HookInterceptor(binding.id, hook, event, prompt_runner))
 
     def approval(config: Any, binding: BindingContext) -> Interceptor:
         hook = _require_mapping(config)
         if _event_of(binding) != "PreToolUse":
             raise ValueError("a console.approval binding is only valid at pre_tool_call")
+        _require_usable_matcher(hook, "PreToolUse")
         return ApprovalInterceptor(binding.id, hook)
 
     registry = HostRegistry(HOST_SURFACE)

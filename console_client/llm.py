@@ -11,7 +11,9 @@ Configured from the environment (`LLMJudge.from_env()`):
 
 One exchange offers the transcript tools (`ReadFile`, `GrepSearch`) and runs the tool calls
 the model makes for a small bounded number of rounds; the caller bounds the whole exchange
-with the hook's timeout.
+with the hook's timeout. The tools run in a daemon thread and never hold the interpreter
+lock for long (file reads, RE2 searches that release it), so the event loop stays free and
+the timeout fires on time; a cancelled exchange tells its running tool to stop.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -174,17 +176,17 @@ class LLMJudge:
         if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
             raise LLMError("the model sent a malformed tool call")
         function = call["function"]
-        result = await _off_loop(
-            tools.call, str(function.get("name", "")), function.get("arguments")
-        )
+        result = await _off_loop(tools, str(function.get("name", "")), function.get("arguments"))
         return {"role": "tool", "tool_call_id": str(call.get("id", "")), "content": result}
 
 
-async def _off_loop(fn: Callable[[str, Any], str], name: str, arguments: Any) -> str:
-    """Run a tool in a daemon thread: a slow regex must neither block the loop (the timeout
-    could not fire) nor hold up the loop's shutdown (the default executor is joined)."""
+async def _off_loop(tools: TranscriptTools, name: str, arguments: Any) -> str:
+    """Run a tool in a daemon thread: a long search must neither block the loop (the timeout
+    could not fire) nor hold up the loop's shutdown (the default executor is joined). When
+    the await is cancelled (the hook's timeout), the tool is told to stop at its next line."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[str] = loop.create_future()
+    cancelled = threading.Event()
 
     def deliver(outcome: str | BaseException) -> None:
         if future.done():
@@ -197,11 +199,14 @@ async def _off_loop(fn: Callable[[str, Any], str], name: str, arguments: Any) ->
     def work() -> None:
         outcome: str | BaseException
         try:
-            outcome = fn(name, arguments)
+            outcome = tools.call(name, arguments, cancelled)
         except Exception as exc:
             outcome = exc
         with contextlib.suppress(RuntimeError):  # the loop is already closed
             loop.call_soon_threadsafe(deliver, outcome)
 
     threading.Thread(target=work, name="console-judge-tool", daemon=True).start()
-    return await future
+    try:
+        return await future
+    finally:
+        cancelled.set()
