@@ -66,8 +66,15 @@ REASON_CONTEXT = "console:additional_context"
 MAX_REJECTIONS_DEFAULT = 3
 DEFAULT_MAX_TURNS = 40
 
+# AGENT-HOOKS §13.1 posture at the tool seam. agent_framework's bundle halts the run on a
+# `host_error:*` deny at pre_tool_call or post_tool_call (the tool does not run, or its
+# result is dropped, and `InterceptionBlocked` reaches the caller of `ConsoleHooks.run`):
+# that is `terminate`, and the console's declaration says so (agents/declaration.py).
+TOOL_SEAM_HOST_ERROR = "terminate"
+
 HOST_SURFACE = HostSurface.from_capabilities(
-    ["host_declaration", "model_calls", "tool_calls", "multi_turn"]
+    ["host_declaration", "model_calls", "tool_calls", "multi_turn"],
+    tool_seam_host_error=TOOL_SEAM_HOST_ERROR,
 )
 
 HookRunner = Callable[..., Awaitable[HookResult]]
