@@ -96,8 +96,11 @@ class SessionState:
     session_id: str
     agent_name: str
     transcript: Transcript
+    # The most model calls the whole session can make (client.session_max_turns).
     max_turns: int = DEFAULT_MAX_TURNS
     max_prompt_rejections: int = MAX_REJECTIONS_DEFAULT
+    # Model calls so far in the session: the Stop continuations (each a new `agent.run`,
+    # each emitting `input` again) go on counting; a new `ConsoleHooks.run` starts at 0.
     turn: int = 0
     stop_rejection_count: int = 0
     # Reasons given by Stop hooks at the latest `output` emission, in hook order.
@@ -145,6 +148,16 @@ def max_prompt_rejections(document: dict[str, Any]) -> int:
     return max(values, default=MAX_REJECTIONS_DEFAULT)
 
 
+def stop_hook_bindings(document: dict[str, Any]) -> tuple[int, int]:
+    """(command, prompt) hook bindings at `output` (Stop) in a declaration."""
+    kinds = [
+        binding.get("kind")
+        for binding in document.get("bindings", [])
+        if binding.get("at") == [InterceptionPoint.OUTPUT.value]
+    ]
+    return kinds.count(KIND_COMMAND), kinds.count(KIND_PROMPT)
+
+
 def _tool_message_index(messages: list[Any], call_id: str) -> int | None:
     """Index of the last message of the tool-result block that holds `call_id`'s result."""
     for index, message in enumerate(messages):
@@ -186,7 +199,6 @@ class BaseInterceptor:
         if isinstance(tool_call, dict) and isinstance(context.get("sequence"), int):
             state.tool_names[context["sequence"]] = str(tool_call.get("name", ""))
         if point == "input":
-            state.turn = 0
             state.transcript.append("user", final_text(context["input"].get("content")))
         elif point == "post_model_call":
             return self._post_model_call(state, context)
