@@ -22,6 +22,8 @@ FAIL_MODES = ("allow", "block")
 MODEL_TIERS = ("Reasoning", "ReasoningFast", "GeneralPurpose", "Fast", "LongContext")
 SHEBANGS = ("#!/bin/bash", "#!/usr/bin/env python3")
 SCRIPT_MAX_BYTES = 64 * 1024
+# Every agent compiles every matcher (RE2, compile time grows with the pattern).
+MATCHER_MAX_CHARS = 4096
 TIMEOUT_MIN, TIMEOUT_MAX, TIMEOUT_DEFAULT = 1, 300, 30
 MAX_REJECTIONS_MIN, MAX_REJECTIONS_MAX, MAX_REJECTIONS_DEFAULT = 1, 25, 3
 EXPIRES_MIN, EXPIRES_MAX, EXPIRES_DEFAULT = 1, 30 * 24 * 3600, 600
@@ -145,6 +147,9 @@ def _check_matcher(raw: dict[str, Any], event: str, base: str, problems: Problem
         problems.error(at, "matcher must be a string (a regular expression, or '*').")
         return
     if _has_nul(matcher, "matcher", at, problems):
+        return
+    if len(matcher) > MATCHER_MAX_CHARS:
+        problems.error(at, f"matcher is longer than {MATCHER_MAX_CHARS} characters.")
         return
     # Agents evaluate matchers with RE2 (linear time, console_client.patterns): a pattern
     # only Python's backtracking engine accepts (lookaround, backreferences) is refused.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import threading
 from collections.abc import Mapping
@@ -34,6 +35,9 @@ API_KEY_ENV = "CONSOLE_LLM_API_KEY"
 MODELS_ENV = "CONSOLE_LLM_MODELS"
 MAX_TOOL_ROUNDS = 4
 REQUEST_TIMEOUT_S = 300.0
+# A chat completion is a few KiB: a bigger answer is refused before it is parsed (parsing
+# runs on the agent's event loop).
+RESPONSE_MAX_BYTES = 4 * 1024 * 1024
 
 
 class LLMError(Exception):
@@ -153,19 +157,21 @@ class LLMJudge:
             "temperature": self.temperature,
         }
         try:
-            response = await client.post(self.endpoint, json=body)
+            async with client.stream("POST", self.endpoint, json=body) as response:
+                data = await _read_capped(response, RESPONSE_MAX_BYTES)
         except httpx.HTTPError as exc:
             raise LLMError(f"request to {self.endpoint} failed: {type(exc).__name__}") from exc
+        if data is None:
+            raise LLMError(f"{self.endpoint} answered more than {RESPONSE_MAX_BYTES} bytes")
+        text = data.decode("utf-8", errors="replace")
         if response.status_code != 200:
-            raise LLMError(
-                f"{self.endpoint} answered HTTP {response.status_code}: {response.text[:200]!r}"
-            )
+            raise LLMError(f"{self.endpoint} answered HTTP {response.status_code}: {text[:200]!r}")
         try:
-            payload = response.json()
+            payload = json.loads(text)
             message = payload["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise LLMError(
-                f"{self.endpoint} did not answer a chat completion: {response.text[:200]!r}"
+                f"{self.endpoint} did not answer a chat completion: {text[:200]!r}"
             ) from None
         if not isinstance(message, dict):
             raise LLMError("the chat completion's message is not an object")
@@ -178,6 +184,18 @@ class LLMJudge:
         function = call["function"]
         result = await _off_loop(tools, str(function.get("name", "")), function.get("arguments"))
         return {"role": "tool", "tool_call_id": str(call.get("id", "")), "content": result}
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> bytes | None:
+    """The response body, or None once it passes `limit` bytes (the rest is not read)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _off_loop(tools: TranscriptTools, name: str, arguments: Any) -> str:

@@ -223,6 +223,13 @@ def test_matcher_only_a_backtracking_engine_runs_is_refused(sre, matcher):
 
 
 @pytest.mark.django_db
+def test_an_overlong_matcher_is_refused(sre):
+    response = _put(sre, "PostToolUse", _command(matcher="|".join(["Tool"] * 1000)))
+    _refused(response, "/spec/hooks/PostToolUse/0/matcher", "longer than 4096 characters")
+    assert not Hook.objects.exists()
+
+
+@pytest.mark.django_db
 def test_a_matcher_that_backtracks_in_python_is_accepted_because_agents_run_it_linearly(sre):
     response = _put(sre, "PreToolUse", _command(matcher="(a+)+"))
     assert _stored_hook(response, "PreToolUse")["matcher"] == "(a+)+"

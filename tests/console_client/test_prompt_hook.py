@@ -422,3 +422,13 @@ def test_a_cancelled_tool_stops_reading(transcript: SessionTranscript) -> None:
     cancelled.set()
     assert tools.call("GrepSearch", {"pattern": "api"}, cancelled) == "No matches."
     assert tools.call("GrepSearch", {"pattern": "api"}).startswith("1:")
+
+
+def test_an_oversized_judge_answer_is_a_hook_error_not_parsed(
+    chat: ChatServer, judge: LLMJudge, transcript: SessionTranscript
+) -> None:
+    huge = b'{"choices": [{"message": {"role": "assistant", "content": "' + b"x" * (5 << 20)
+    chat.script(Scripted(raw=huge + b'"}}]}'))
+    result = run_prompt_hook(prompt_hook(failMode="block"), stop_context(transcript), llm=judge)
+    assert result.decision == "block"
+    assert result.error is not None and "answered more than 4194304 bytes" in result.error
