@@ -11,7 +11,7 @@ interpreter lock while it matches.
 RE2 syntax is Python's without backreferences, lookaround, possessive quantifiers or
 atomic groups; `\\Z` is written `\\z`. A pattern using them does not compile here: the
 console refuses such matchers when they are saved (agents/validation.py uses
-`pattern_error`), and the judge gets an error message instead of a search.
+`matcher_error`), and the judge gets an error message instead of a search.
 """
 
 from __future__ import annotations
