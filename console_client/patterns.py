@@ -26,11 +26,16 @@ MAX_PROGRAM_BYTES = 8 << 20
 
 
 class Pattern(Protocol):
-    """What console_client uses of a compiled RE2 pattern."""
+    """What console_client uses of a compiled RE2 pattern (give it `subject(text)`)."""
 
-    def search(self, text: str) -> Any: ...
+    def search(self, text: bytes) -> Any: ...
 
-    def fullmatch(self, text: str) -> Any: ...
+    def fullmatch(self, text: bytes) -> Any: ...
+
+
+def subject(text: str) -> bytes:
+    """The text to match, as RE2 reads it (UTF-8; a lone surrogate becomes U+FFFD)."""
+    return _utf8(text)
 
 
 class PatternError(ValueError):
@@ -44,8 +49,21 @@ def _options() -> Any:
     return options
 
 
+def _utf8(text: str) -> bytes:
+    """`text` as UTF-8; lone surrogates (JSON can carry them) become U+FFFD, not an error."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        repaired = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return repaired.encode("utf-8")
+
+
 @lru_cache(maxsize=512)
 def _compile(pattern: str) -> Pattern | str:
+    try:
+        pattern.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the pattern is not valid Unicode (it holds a lone surrogate)"
     try:
         return cast(Pattern, re2.compile(pattern, options=_options()))
     except re2.error as exc:
@@ -84,4 +102,4 @@ def matcher_matches(matcher: Any, tool_name: str) -> bool:
     compiled = _compile(matcher)
     if isinstance(compiled, str):
         return False
-    return compiled.fullmatch(tool_name) is not None
+    return compiled.fullmatch(_utf8(tool_name)) is not None

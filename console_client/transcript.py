@@ -26,7 +26,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from console_client.patterns import PatternError, compile_pattern
+from console_client.patterns import PatternError, compile_pattern, subject
 
 ENTRY_MAX_CHARS = 200_000
 READ_DEFAULT_LINES = 200
@@ -250,7 +250,7 @@ class TranscriptTools:
             return f"Error: invalid regular expression (RE2 syntax): {exc}."
         matches: list[str] = []
         for number, line in enumerate(self._lines(cancelled), 1):
-            if regex.search(line):
+            if regex.search(subject(line)):
                 matches.append(f"{number}:{line[:500]}")
                 if len(matches) >= GREP_MAX_MATCHES:
                     matches.append(f"[... stopped after {GREP_MAX_MATCHES} matches]")

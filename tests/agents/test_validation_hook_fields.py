@@ -223,6 +223,15 @@ def test_matcher_only_a_backtracking_engine_runs_is_refused(sre, matcher):
 
 
 @pytest.mark.django_db
+def test_a_matcher_with_a_lone_surrogate_is_refused(sre):
+    body = json.dumps(_document({"PostToolUse": [_command(matcher="Bash\ud800")]}))
+    assert "\\ud800" in body  # JSON carries it as an escape
+    response = Client().put(URL, body, content_type="application/json", **sre.headers())
+    _refused(response, "/spec/hooks/PostToolUse/0/matcher", "lone surrogate")
+    assert not Hook.objects.exists()
+
+
+@pytest.mark.django_db
 def test_an_overlong_matcher_is_refused(sre):
     response = _put(sre, "PostToolUse", _command(matcher="|".join(["Tool"] * 1000)))
     _refused(response, "/spec/hooks/PostToolUse/0/matcher", "longer than 4096 characters")

@@ -55,6 +55,8 @@ def test_a_catastrophic_matcher_is_evaluated_in_linear_time(matcher, tool):
         ("Bash", "Bash\n", False),  # the whole name: no match before a trailing newline
         ("(?!Read).*", "Bash", False),  # lookaround is not RE2: the console refuses it
         ("(?i:bash)", "Bash", True),  # case-insensitive only when asked for
+        (".*", "Bash\ud800", True),  # a lone surrogate from JSON is a character, not an error
+        ("Bash\ud800", "Bash\ud800", False),  # such a matcher does not compile
     ],
 )
 def test_matcher_edge_cases_of_the_linear_engine(matcher, tool, expected):

@@ -414,6 +414,8 @@ def test_grep_patterns_only_python_can_run_are_refused_with_a_message(
     answer = tools.call("GrepSearch", {"pattern": r"(api)\s+\1"})
     assert answer.startswith("Error: invalid regular expression (RE2 syntax)")
     assert tools.call("GrepSearch", {"pattern": r"(?<=pid )\d+"}).startswith("Error: invalid")
+    surrogate = tools.call("GrepSearch", '{"pattern": "api\\ud800"}')
+    assert surrogate.startswith("Error: invalid regular expression")
 
 
 def test_a_cancelled_tool_stops_reading(transcript: SessionTranscript) -> None:
