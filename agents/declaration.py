@@ -19,6 +19,7 @@ from django.conf import settings
 
 from agents.models import Agent, CustomAgent, Hook
 from agents.validation import EVENTS, EXPIRES_DEFAULT, TIMEOUT_DEFAULT
+from console_client.interceptors import TOOL_SEAM_HOST_ERROR
 
 # Binding kinds the agent side registers (console_client.interceptors).
 KIND_BASE = "console.base"
@@ -106,7 +107,11 @@ def declaration_document(agent: Agent, custom_agent: CustomAgent | None) -> dict
             "composition": {"profile": "sequential/run_all"},
             "identity_provider": "jcs-sha256",
             "approval": {"resolver": RESOLVER_NAME, "redactor": None},
-            "posture": {"tool_seam_host_error": "continue"},
+            # §13.1: what agent_framework does on a host error at a tool call (an
+            # interceptor that crashed or timed out, the resolver unreachable): the tool
+            # does not run and the run ends with InterceptionBlocked. The agent side's
+            # HostSurface states the same value, and its loader refuses any other.
+            "posture": {"tool_seam_host_error": TOOL_SEAM_HOST_ERROR},
             "timeouts": {
                 "interceptor_ms": _interceptor_timeout_ms(hooks),
                 "approval_resolver_ms": _resolver_timeout_ms(hooks),

@@ -79,7 +79,8 @@ class HookForm(ProblemsForm):
     )
     matcher = forms.CharField(
         required=False,
-        help_text="Regular expression on tool names, anchored as ^(…)$; * matches every tool. "
+        help_text="Regular expression (RE2 syntax: no lookaround or backreferences) on tool names, "
+        "anchored as ^(…)$; * matches every tool. "
         "Required for PostToolUse and PreToolUse.",
     )
     prompt = forms.CharField(

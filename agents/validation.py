@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from console_client.patterns import matcher_error
+
 API_VERSION = "azuresre.ai/v2"
 KIND = "ExtendedAgent"
 EVENTS = ("Stop", "PostToolUse", "PreToolUse")
@@ -20,6 +22,8 @@ FAIL_MODES = ("allow", "block")
 MODEL_TIERS = ("Reasoning", "ReasoningFast", "GeneralPurpose", "Fast", "LongContext")
 SHEBANGS = ("#!/bin/bash", "#!/usr/bin/env python3")
 SCRIPT_MAX_BYTES = 64 * 1024
+# Every agent compiles every matcher (RE2, compile time grows with the pattern).
+MATCHER_MAX_CHARS = 4096
 TIMEOUT_MIN, TIMEOUT_MAX, TIMEOUT_DEFAULT = 1, 300, 30
 MAX_REJECTIONS_MIN, MAX_REJECTIONS_MAX, MAX_REJECTIONS_DEFAULT = 1, 25, 3
 EXPIRES_MIN, EXPIRES_MAX, EXPIRES_DEFAULT = 1, 30 * 24 * 3600, 600
@@ -144,11 +148,18 @@ def _check_matcher(raw: dict[str, Any], event: str, base: str, problems: Problem
         return
     if _has_nul(matcher, "matcher", at, problems):
         return
-    if matcher != "*":
-        try:
-            re.compile(f"^({matcher})$")
-        except re.error as exc:
-            problems.error(at, f"matcher is not a valid regular expression: {exc}.")
+    if len(matcher) > MATCHER_MAX_CHARS:
+        problems.error(at, f"matcher is longer than {MATCHER_MAX_CHARS} characters.")
+        return
+    # Agents evaluate matchers with RE2 (linear time, console_client.patterns): a pattern
+    # only Python's backtracking engine accepts (lookaround, backreferences) is refused.
+    problem = matcher_error(matcher)
+    if problem is not None:
+        problems.error(
+            at,
+            f"matcher is not a valid regular expression in RE2 syntax (no lookaround or "
+            f"backreferences): {problem}.",
+        )
 
 
 def _check_script(raw: dict[str, Any], key: str, at: str, problems: Problems) -> None:

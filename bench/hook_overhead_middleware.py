@@ -44,7 +44,7 @@ DECLARATION = {
         "composition": {"profile": "sequential/run_all"},
         "identity_provider": "jcs-sha256",
         "approval": {"resolver": "console", "redactor": None},
-        "posture": {"tool_seam_host_error": "continue"},
+        "posture": {"tool_seam_host_error": "terminate"},
         "timeouts": {"interceptor_ms": 35000, "approval_resolver_ms": 630000},
         "records": {"max_buffered": 1000},
     },

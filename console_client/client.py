@@ -19,6 +19,10 @@ user message. Prompt Stop hooks stop rejecting after `maxRejections` (the maximu
 them); command Stop hooks have no limit of their own, but after STOP_REJECTION_CAP
 continuations the run ends with the last answer, marked in
 `response.additional_properties["console_hooks"]`. evaluate_only agents never continue.
+
+Turns: `current_turn` counts the model calls of the whole session, Stop continuations
+included, and `max_turns` is the most the session can make (`session_max_turns`), so
+`current_turn <= max_turns` holds at every hook.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from console_client.interceptors import (
     SessionState,
     build_registry,
     max_prompt_rejections,
+    stop_hook_bindings,
 )
 from console_client.records import RecordSink
 from console_client.resolver import LONG_POLL_SECONDS, ConsoleResolver
@@ -160,11 +165,36 @@ class _SessionBuilder:
         return getattr(self._owner._active().builder, name)
 
 
-def _max_turns(agent: Any) -> int:
+def model_calls_per_run(agent: Any) -> int:
+    """The most model calls one `agent.run` makes: agent_framework's function-invocation
+    loop makes up to `max_iterations` calls, then one more with tools disabled when the
+    budget ran out; without the loop, one call. A client that states nothing gets the
+    framework's default budget."""
     config = getattr(getattr(agent, "client", None), "function_invocation_configuration", None)
-    if isinstance(config, dict) and isinstance(config.get("max_iterations"), int):
-        return int(config["max_iterations"])
-    return DEFAULT_MAX_TURNS
+    if not isinstance(config, dict):
+        return DEFAULT_MAX_TURNS + 1
+    if config.get("enabled", True) is False:
+        return 1
+    iterations = config.get("max_iterations")
+    return (iterations if isinstance(iterations, int) else DEFAULT_MAX_TURNS) + 1
+
+
+def stop_continuations(document: dict[str, Any], mode: EnforcementMode) -> int:
+    """How many times the Stop-rejection loop can run the agent again in one session."""
+    if mode is not EnforcementMode.ENFORCE:
+        return 0  # evaluate_only never continues
+    commands, prompts = stop_hook_bindings(document)
+    if commands:
+        return STOP_REJECTION_CAP
+    if prompts:
+        return min(max_prompt_rejections(document), STOP_REJECTION_CAP)
+    return 0
+
+
+def session_max_turns(agent: Any, document: dict[str, Any], mode: EnforcementMode) -> int:
+    """`max_turns` of the hook context: the most model calls one `ConsoleHooks.run` can make
+    (every `agent.run` of the session at its budget), the bound of `current_turn`."""
+    return model_calls_per_run(agent) * (1 + stop_continuations(document, mode))
 
 
 def _tool_schemas(agent: Any) -> dict[str, Any]:
@@ -298,7 +328,7 @@ class ConsoleHooks:
             session_id=session_id,
             agent_name=self.agent_name,
             transcript=SessionTranscript.create(session_id, self._transcript_dir),
-            max_turns=_max_turns(agent),
+            max_turns=session_max_turns(agent, loaded.document, emitter.mode),
             max_prompt_rejections=max_prompt_rejections(loaded.document),
             tool_schemas=_tool_schemas(agent),
         )

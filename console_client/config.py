@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from agent_hooks import DeclarationError, HostDeclaration, HostRegistry
+from agent_hooks import DeclarationError, HostDeclaration, HostRegistry, InterceptionEmitter
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,11 @@ class DeclarationSource:
         if not isinstance(document, dict):
             raise ConsoleConfigError("the declaration is not a JSON object")
         try:
-            self._registry.resolve(HostDeclaration.from_value(document))
+            # Building the emitter runs the binding factories too (a matcher the agent
+            # cannot evaluate is refused here, before the document is used or cached).
+            InterceptionEmitter.from_declaration(
+                HostDeclaration.from_value(document), self._registry
+            )
         except DeclarationError as exc:
             raise ConsoleConfigError(f"the declaration does not load: {exc}") from None
         return document

@@ -9,10 +9,11 @@ and `stop_rejection_count`; PostToolUse adds `tool_name`, `tool_input`, `tool_re
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
+
+# Re-exported: the matcher rule (SPEC §1) lives with the linear-time engine.
+from console_client.patterns import matcher_matches as matcher_matches
 
 EVENT_BY_POINT = {"output": "Stop", "post_tool_call": "PostToolUse", "pre_tool_call": "PreToolUse"}
 TOOL_EVENTS = ("PostToolUse", "PreToolUse")
@@ -27,24 +28,6 @@ class TurnFacts:
     max_turns: int
     transcript_path: str
     stop_rejection_count: int = 0
-
-
-@lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(f"^({pattern})$")
-
-
-def matcher_matches(matcher: Any, tool_name: str) -> bool:
-    """SPEC §1: anchored `^(pattern)$`, case-sensitive; `*` matches all; empty/null nothing."""
-    if not isinstance(matcher, str) or matcher == "":
-        return False
-    if matcher == "*":
-        return True
-    try:
-        return _compiled(matcher).match(tool_name) is not None
-    except re.error:
-        # The console validates matchers; a pattern that still does not compile matches nothing.
-        return False
 
 
 def _text_of(content: Any) -> str:

@@ -14,13 +14,13 @@ the hook's failMode.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from console_client.results import HookDecision
 
-_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)\s*```", re.DOTALL)
+_FENCE = "```"
+_FENCE_TAGS = ("json", "JSON")
 _DECISIONS: dict[str, HookDecision] = {"allow": "allow", "block": "block", "ask": "ask"}
 
 
@@ -38,12 +38,24 @@ class HookOutput:
 
 
 def strip_fence(text: str) -> str:
-    """The body of the first ```json fence in `text`, or `text` itself when there is none."""
+    """The body of the first ```json fence in `text`, or `text` itself when there is none.
+
+    Plain string search, linear in the text: a backtracking pattern for this takes cubic
+    time on a fence followed by blanks, and a hook's stdout (or a judge's answer) is
+    untrusted and up to a MiB."""
     stripped = text.strip()
     if stripped.startswith("{"):
         return stripped
-    match = _FENCE_RE.search(stripped)
-    return match.group(1).strip() if match else stripped
+    opening = stripped.find(_FENCE)
+    if opening < 0:
+        return stripped
+    body_start = opening + len(_FENCE)
+    if stripped.startswith(_FENCE_TAGS, body_start):
+        body_start += len(_FENCE_TAGS[0])
+    closing = stripped.find(_FENCE, body_start)
+    if closing < 0:
+        return stripped
+    return stripped[body_start:closing].strip()
 
 
 def parse_hook_output(text: str, *, event: str | None = None) -> HookOutput:

@@ -46,6 +46,7 @@ from console_client.context_mapping import (
     matcher_matches,
     tool_result_text,
 )
+from console_client.patterns import matcher_error
 from console_client.results import HookResult
 
 KIND_BASE = "console.base"
@@ -65,12 +66,19 @@ REASON_CONTEXT = "console:additional_context"
 MAX_REJECTIONS_DEFAULT = 3
 DEFAULT_MAX_TURNS = 40
 
+# AGENT-HOOKS §13.1 posture at the tool seam. agent_framework's bundle halts the run on a
+# `host_error:*` deny at pre_tool_call or post_tool_call (the tool does not run, or its
+# result is dropped, and `InterceptionBlocked` reaches the caller of `ConsoleHooks.run`):
+# that is `terminate`, and the console's declaration says so (agents/declaration.py).
+TOOL_SEAM_HOST_ERROR = "terminate"
+
 # What this host's code can honour. Python holds integers beyond 2^53 and beyond u64 from
 # JSON losslessly (int64_json, bigint_json), so the SDK sees them and refuses them fail-closed
 # at the first emission instead of a parser rounding them. Output is buffered (no
 # incremental_output); runs are not streamed through the hooks.
 HOST_SURFACE = HostSurface.from_capabilities(
-    ["bigint_json", "host_declaration", "int64_json", "model_calls", "multi_turn", "tool_calls"]
+    ["bigint_json", "host_declaration", "int64_json", "model_calls", "multi_turn", "tool_calls"],
+    tool_seam_host_error=TOOL_SEAM_HOST_ERROR,
 )
 
 HookRunner = Callable[..., Awaitable[HookResult]]
@@ -92,8 +100,11 @@ class SessionState:
     session_id: str
     agent_name: str
     transcript: Transcript
+    # The most model calls the whole session can make (client.session_max_turns).
     max_turns: int = DEFAULT_MAX_TURNS
     max_prompt_rejections: int = MAX_REJECTIONS_DEFAULT
+    # Model calls so far in the session: the Stop continuations (each a new `agent.run`,
+    # each emitting `input` again) go on counting; a new `ConsoleHooks.run` starts at 0.
     turn: int = 0
     stop_rejection_count: int = 0
     # Reasons given by Stop hooks at the latest `output` emission, in hook order.
@@ -141,6 +152,16 @@ def max_prompt_rejections(document: dict[str, Any]) -> int:
     return max(values, default=MAX_REJECTIONS_DEFAULT)
 
 
+def stop_hook_bindings(document: dict[str, Any]) -> tuple[int, int]:
+    """(command, prompt) hook bindings at `output` (Stop) in a declaration."""
+    kinds = [
+        binding.get("kind")
+        for binding in document.get("bindings", [])
+        if binding.get("at") == [InterceptionPoint.OUTPUT.value]
+    ]
+    return kinds.count(KIND_COMMAND), kinds.count(KIND_PROMPT)
+
+
 def _tool_message_index(messages: list[Any], call_id: str) -> int | None:
     """Index of the last message of the tool-result block that holds `call_id`'s result."""
     for index, message in enumerate(messages):
@@ -182,7 +203,6 @@ class BaseInterceptor:
         if isinstance(tool_call, dict) and isinstance(context.get("sequence"), int):
             state.tool_names[context["sequence"]] = str(tool_call.get("name", ""))
         if point == "input":
-            state.turn = 0
             state.transcript.append("user", final_text(context["input"].get("content")))
         elif point == "post_model_call":
             return self._post_model_call(state, context)
@@ -337,6 +357,17 @@ def _require_mapping(config: Any) -> dict[str, Any]:
     return config
 
 
+def _require_usable_matcher(hook: dict[str, Any], event: str) -> None:
+    """A tool hook whose matcher the linear-time engine cannot compile would silently match
+    nothing (a hook switched off unseen): the binding, and so the declaration, is refused.
+    The console refuses such matchers when they are saved."""
+    matcher = hook.get("matcher")
+    if event in TOOL_EVENTS and isinstance(matcher, str) and matcher:
+        problem = matcher_error(matcher)
+        if problem is not None:
+            raise ValueError(f"matcher {matcher[:80]!r} does not compile as RE2: {problem}")
+
+
 def build_registry(
     *,
     command_runner: HookRunner,
@@ -354,22 +385,23 @@ def build_registry(
             raise ValueError(
                 "a console.command binding needs a command hook with command or script"
             )
-        return cast(
-            Interceptor, HookInterceptor(binding.id, hook, _event_of(binding), command_runner)
-        )
+        event = _event_of(binding)
+        _require_usable_matcher(hook, event)
+        return cast(Interceptor, HookInterceptor(binding.id, hook, event, command_runner))
 
     def prompt(config: Any, binding: BindingContext) -> Interceptor:
         hook = _require_mapping(config)
         if hook.get("type", "prompt") != "prompt" or not hook.get("prompt"):
             raise ValueError("a console.prompt binding needs a prompt hook with a prompt")
-        return cast(
-            Interceptor, HookInterceptor(binding.id, hook, _event_of(binding), prompt_runner)
-        )
+        event = _event_of(binding)
+        _require_usable_matcher(hook, event)
+        return cast(Interceptor, HookInterceptor(binding.id, hook, event, prompt_runner))
 
     def approval(config: Any, binding: BindingContext) -> Interceptor:
         hook = _require_mapping(config)
         if _event_of(binding) != "PreToolUse":
             raise ValueError("a console.approval binding is only valid at pre_tool_call")
+        _require_usable_matcher(hook, "PreToolUse")
         return ApprovalInterceptor(binding.id, hook)
 
     registry = HostRegistry(HOST_SURFACE)

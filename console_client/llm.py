@@ -11,16 +11,19 @@ Configured from the environment (`LLMJudge.from_env()`):
 
 One exchange offers the transcript tools (`ReadFile`, `GrepSearch`) and runs the tool calls
 the model makes for a small bounded number of rounds; the caller bounds the whole exchange
-with the hook's timeout.
+with the hook's timeout. The tools run in a daemon thread and never hold the interpreter
+lock for long (file reads, RE2 searches that release it), so the event loop stays free and
+the timeout fires on time; a cancelled exchange tells its running tool to stop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -32,6 +35,9 @@ API_KEY_ENV = "CONSOLE_LLM_API_KEY"
 MODELS_ENV = "CONSOLE_LLM_MODELS"
 MAX_TOOL_ROUNDS = 4
 REQUEST_TIMEOUT_S = 300.0
+# A chat completion is a few KiB: a bigger answer is refused before it is parsed (parsing
+# runs on the agent's event loop).
+RESPONSE_MAX_BYTES = 4 * 1024 * 1024
 
 
 class LLMError(Exception):
@@ -151,19 +157,21 @@ class LLMJudge:
             "temperature": self.temperature,
         }
         try:
-            response = await client.post(self.endpoint, json=body)
+            async with client.stream("POST", self.endpoint, json=body) as response:
+                data = await _read_capped(response, RESPONSE_MAX_BYTES)
         except httpx.HTTPError as exc:
             raise LLMError(f"request to {self.endpoint} failed: {type(exc).__name__}") from exc
+        if data is None:
+            raise LLMError(f"{self.endpoint} answered more than {RESPONSE_MAX_BYTES} bytes")
+        text = data.decode("utf-8", errors="replace")
         if response.status_code != 200:
-            raise LLMError(
-                f"{self.endpoint} answered HTTP {response.status_code}: {response.text[:200]!r}"
-            )
+            raise LLMError(f"{self.endpoint} answered HTTP {response.status_code}: {text[:200]!r}")
         try:
-            payload = response.json()
+            payload = json.loads(text)
             message = payload["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise LLMError(
-                f"{self.endpoint} did not answer a chat completion: {response.text[:200]!r}"
+                f"{self.endpoint} did not answer a chat completion: {text[:200]!r}"
             ) from None
         if not isinstance(message, dict):
             raise LLMError("the chat completion's message is not an object")
@@ -174,17 +182,29 @@ class LLMJudge:
         if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
             raise LLMError("the model sent a malformed tool call")
         function = call["function"]
-        result = await _off_loop(
-            tools.call, str(function.get("name", "")), function.get("arguments")
-        )
+        result = await _off_loop(tools, str(function.get("name", "")), function.get("arguments"))
         return {"role": "tool", "tool_call_id": str(call.get("id", "")), "content": result}
 
 
-async def _off_loop(fn: Callable[[str, Any], str], name: str, arguments: Any) -> str:
-    """Run a tool in a daemon thread: a slow regex must neither block the loop (the timeout
-    could not fire) nor hold up the loop's shutdown (the default executor is joined)."""
+async def _read_capped(response: httpx.Response, limit: int) -> bytes | None:
+    """The response body, or None once it passes `limit` bytes (the rest is not read)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _off_loop(tools: TranscriptTools, name: str, arguments: Any) -> str:
+    """Run a tool in a daemon thread: a long search must neither block the loop (the timeout
+    could not fire) nor hold up the loop's shutdown (the default executor is joined). When
+    the await is cancelled (the hook's timeout), the tool is told to stop at its next line."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[str] = loop.create_future()
+    cancelled = threading.Event()
 
     def deliver(outcome: str | BaseException) -> None:
         if future.done():
@@ -197,11 +217,14 @@ async def _off_loop(fn: Callable[[str, Any], str], name: str, arguments: Any) ->
     def work() -> None:
         outcome: str | BaseException
         try:
-            outcome = fn(name, arguments)
+            outcome = tools.call(name, arguments, cancelled)
         except Exception as exc:
             outcome = exc
         with contextlib.suppress(RuntimeError):  # the loop is already closed
             loop.call_soon_threadsafe(deliver, outcome)
 
     threading.Thread(target=work, name="console-judge-tool", daemon=True).start()
-    return await future
+    try:
+        return await future
+    finally:
+        cancelled.set()

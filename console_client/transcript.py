@@ -7,7 +7,9 @@ in a 0700 directory); command hooks get a read-only copy inside their sandbox.
 
 `TranscriptTools` implements `ReadFile` and `GrepSearch` for the LLM judge: they read the
 transcript and nothing else. Any other path is answered with an error message, never with
-file content.
+file content. GrepSearch patterns are RE2 (console_client.patterns): the model chooses
+them, so they must not be able to take exponential time. Both tools stop at the next line
+once their `cancelled` event is set (the judge's timeout fired).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any
+
+from console_client.patterns import PatternError, compile_pattern, subject
 
 ENTRY_MAX_CHARS = 200_000
 READ_DEFAULT_LINES = 200
@@ -128,7 +132,13 @@ GREP_SEARCH_TOOL: dict[str, Any] = {
         "parameters": {
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "A Python regular expression."},
+                "pattern": {
+                    "type": "string",
+                    "description": (
+                        "A regular expression in RE2 syntax (Python's, without "
+                        "backreferences or lookaround)."
+                    ),
+                },
                 "path": {"type": "string", "description": "The transcript path (optional)."},
             },
             "required": ["pattern"],
@@ -147,7 +157,12 @@ class TranscriptTools:
     def definitions() -> list[dict[str, Any]]:
         return [READ_FILE_TOOL, GREP_SEARCH_TOOL]
 
-    def call(self, name: str, arguments: str | dict[str, Any] | None) -> str:
+    def call(
+        self,
+        name: str,
+        arguments: str | dict[str, Any] | None,
+        cancelled: threading.Event | None = None,
+    ) -> str:
         """Run one tool call; the answer is always text (an `Error: ...` on refusal)."""
         if isinstance(arguments, str):
             try:
@@ -161,10 +176,15 @@ class TranscriptTools:
         try:
             if name == "ReadFile":
                 return self.read_file(
-                    parsed.get("path"), offset=parsed.get("offset"), limit=parsed.get("limit")
+                    parsed.get("path"),
+                    offset=parsed.get("offset"),
+                    limit=parsed.get("limit"),
+                    cancelled=cancelled,
                 )
             if name == "GrepSearch":
-                return self.grep_search(parsed.get("pattern"), path=parsed.get("path"))
+                return self.grep_search(
+                    parsed.get("pattern"), path=parsed.get("path"), cancelled=cancelled
+                )
         except OSError as exc:
             return f"Error: the transcript cannot be read ({exc.strerror or exc})."
         return f"Error: unknown tool {name!r}; the tools are ReadFile and GrepSearch."
@@ -178,13 +198,22 @@ class TranscriptTools:
             return None
         return f"Error: only the transcript at {self._path} can be read; {path!r} is refused."
 
-    def _lines(self) -> Iterator[str]:
+    def _lines(self, cancelled: threading.Event | None = None) -> Iterator[str]:
         assert self._path is not None
         with open(self._path, encoding="utf-8", errors="replace") as handle:
             for line in handle:
+                if cancelled is not None and cancelled.is_set():
+                    return
                 yield line.rstrip("\n")[:LINE_MAX_CHARS]
 
-    def read_file(self, path: object, *, offset: object = None, limit: object = None) -> str:
+    def read_file(
+        self,
+        path: object,
+        *,
+        offset: object = None,
+        limit: object = None,
+        cancelled: threading.Event | None = None,
+    ) -> str:
         refused = self._refusal(path)
         if refused:
             return refused
@@ -193,7 +222,8 @@ class TranscriptTools:
         count = min(count, READ_MAX_LINES)
         out: list[str] = []
         size = 0
-        for number, line in enumerate(islice(self._lines(), start - 1, start - 1 + count), start):
+        lines = islice(self._lines(cancelled), start - 1, start - 1 + count)
+        for number, line in enumerate(lines, start):
             rendered = f"{number}\t{line}"
             size += len(rendered) + 1
             if size > TOOL_OUTPUT_MAX_CHARS:
@@ -204,7 +234,9 @@ class TranscriptTools:
             return f"(no lines at offset {start}; the transcript is shorter)"
         return "\n".join(out)
 
-    def grep_search(self, pattern: object, *, path: object = None) -> str:
+    def grep_search(
+        self, pattern: object, *, path: object = None, cancelled: threading.Event | None = None
+    ) -> str:
         refused = self._refusal(path)
         if refused:
             return refused
@@ -213,12 +245,12 @@ class TranscriptTools:
         if len(pattern) > PATTERN_MAX_CHARS:
             return f"Error: pattern is longer than {PATTERN_MAX_CHARS} characters."
         try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            return f"Error: invalid regular expression: {exc}."
+            regex = compile_pattern(pattern)
+        except PatternError as exc:
+            return f"Error: invalid regular expression (RE2 syntax): {exc}."
         matches: list[str] = []
-        for number, line in enumerate(self._lines(), 1):
-            if regex.search(line):
+        for number, line in enumerate(self._lines(cancelled), 1):
+            if regex.search(subject(line)):
                 matches.append(f"{number}:{line[:500]}")
                 if len(matches) >= GREP_MAX_MATCHES:
                     matches.append(f"[... stopped after {GREP_MAX_MATCHES} matches]")

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from agents.models import Hook
+
 NAME = "guarded"
 URL = f"/api/v2/extendedAgent/agents/{NAME}"
 PY_SCRIPT = '#!/usr/bin/env python3\nprint("{}")\n'
@@ -206,6 +208,40 @@ def test_tool_event_hook_without_matcher_is_refused(sre, event):
 def test_matcher_that_does_not_compile_is_refused(sre, matcher):
     response = _put(sre, "PostToolUse", _command(matcher=matcher))
     _refused(response, "/spec/hooks/PostToolUse/0/matcher", "not a valid regular expression")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "matcher", ["(?!Read).*", "(?<=x)Bash", "(Bash)\\1", "Bash\\Z", "(?>Bash)"]
+)
+def test_matcher_only_a_backtracking_engine_runs_is_refused(sre, matcher):
+    # Agents evaluate matchers in linear time (RE2): no lookaround, backreferences,
+    # atomic groups or \Z. Python's `re` compiles every one of these.
+    response = _put(sre, "PostToolUse", _command(matcher=matcher))
+    _refused(response, "/spec/hooks/PostToolUse/0/matcher", "RE2 syntax")
+    assert not Hook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_matcher_with_a_lone_surrogate_is_refused(sre):
+    body = json.dumps(_document({"PostToolUse": [_command(matcher="Bash\ud800")]}))
+    assert "\\ud800" in body  # JSON carries it as an escape
+    response = Client().put(URL, body, content_type="application/json", **sre.headers())
+    _refused(response, "/spec/hooks/PostToolUse/0/matcher", "lone surrogate")
+    assert not Hook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_overlong_matcher_is_refused(sre):
+    response = _put(sre, "PostToolUse", _command(matcher="|".join(["Tool"] * 1000)))
+    _refused(response, "/spec/hooks/PostToolUse/0/matcher", "longer than 4096 characters")
+    assert not Hook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_matcher_that_backtracks_in_python_is_accepted_because_agents_run_it_linearly(sre):
+    response = _put(sre, "PreToolUse", _command(matcher="(a+)+"))
+    assert _stored_hook(response, "PreToolUse")["matcher"] == "(a+)+"
 
 
 @pytest.mark.django_db

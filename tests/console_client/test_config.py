@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents import services
+from agents.models import Hook
 from console_client import ConsoleConfigError, ConsoleHooks
 from tests.console_client.scripted_http import ScriptedHTTP
 
@@ -82,3 +83,14 @@ async def test_refresh_uses_the_etag_and_picks_up_changes(governed):
     assert await hooks.refresh() is True
     kinds = [binding["kind"] for binding in hooks.declaration.document["bindings"]]
     assert kinds == ["console.base", "console.command"]
+
+
+def test_a_stored_matcher_the_agent_cannot_evaluate_refuses_the_declaration(governed):
+    """A matcher saved before matchers were RE2 (lookahead here) would match nothing on the
+    agent, silently switching its hook off: the agent refuses the document instead."""
+    gov = governed({"PreToolUse": [{"type": "command", "matcher": "Bash", "command": "exit 2"}]})
+    hook = Hook.objects.get(agent=gov.agent)
+    Hook.objects.filter(pk=hook.pk).update(definition={**hook.definition, "matcher": "(?!Read).*"})
+    with pytest.raises(ConsoleConfigError, match="does not compile as RE2"):
+        gov.hooks()
+    assert not list((gov.root / "cache").rglob("*.json"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from agent_hooks import AgentContextBuilder
 
@@ -32,6 +34,32 @@ FACTS = TurnFacts(agent_name="sre", current_turn=2, max_turns=40, transcript_pat
     ],
 )
 def test_matcher(matcher, tool, expected):
+    assert matcher_matches(matcher, tool) is expected
+
+
+@pytest.mark.parametrize(
+    ("matcher", "tool"),
+    [("(a+)+", "a" * 26 + "b"), ("(a|aa)+", "a" * 40 + "b"), ("(\\w+\\d*)+", "w" * 26 + "!")],
+)
+def test_a_catastrophic_matcher_is_evaluated_in_linear_time(matcher, tool):
+    # Python's backtracking `re` takes seconds to hours on these (holding the interpreter
+    # lock, so nothing else in the agent runs meanwhile).
+    started = time.monotonic()
+    assert matcher_matches(matcher, tool) is False
+    assert time.monotonic() - started < 0.1
+
+
+@pytest.mark.parametrize(
+    ("matcher", "tool", "expected"),
+    [
+        ("Bash", "Bash\n", False),  # the whole name: no match before a trailing newline
+        ("(?!Read).*", "Bash", False),  # lookaround is not RE2: the console refuses it
+        ("(?i:bash)", "Bash", True),  # case-insensitive only when asked for
+        (".*", "Bash\ud800", True),  # a lone surrogate from JSON is a character, not an error
+        ("Bash\ud800", "Bash\ud800", False),  # such a matcher does not compile
+    ],
+)
+def test_matcher_edge_cases_of_the_linear_engine(matcher, tool, expected):
     assert matcher_matches(matcher, tool) is expected
 
 

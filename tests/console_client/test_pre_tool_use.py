@@ -210,3 +210,70 @@ async def test_evaluate_only_never_blocks_and_never_asks_reviewers(governed, rev
     pre = next(r for r in hooks.last_records if r.interception_point.value == "pre_tool_call")
     assert pre.mode.value == "evaluate_only"
     assert pre.verdict.decision.value == "deny"
+
+
+async def test_a_catastrophic_matcher_does_not_freeze_the_agent(governed):
+    """An admin's `(a+)+` against a tool name the model chose: with a backtracking engine
+    this evaluation holds the interpreter lock for seconds at every tool call."""
+    name = "a" * 26 + "b"
+    hook = {"type": "command", "matcher": "(a+)+", "command": "echo matched >&2; exit 2"}
+    hooks = governed({"PreToolUse": [hook]}).hooks()
+    ran: list[str] = []
+
+    @tool(name=name, description="A tool with a long name.")
+    def long_named() -> str:
+        ran.append(name)
+        return "ok"
+
+    client = ScriptedChatClient([tool_call(name, {}, "c1"), say("done")])
+    agent = Agent(client=client, name="sre", tools=[long_named], middleware=[hooks.middleware()])
+    widest = 0.0
+
+    async def tick():
+        nonlocal widest
+        last = asyncio.get_running_loop().time()
+        while True:
+            await asyncio.sleep(0.01)
+            now = asyncio.get_running_loop().time()
+            widest, last = max(widest, now - last), now
+
+    ticker = asyncio.create_task(tick())
+    try:
+        await asyncio.wait_for(hooks.run(agent, "go"), timeout=10)
+    finally:
+        ticker.cancel()
+    await hooks.aclose()
+    assert ran == [name]  # the matcher does not match: the tool ran
+    assert widest < 1.0
+
+
+# AGENT-HOOKS §13.1 outcome of a host error at the tool seam, by posture.
+RUN_OUTCOME_BY_POSTURE = {"continue": "completed", "terminate": "blocked"}
+
+
+async def test_a_host_error_at_a_tool_call_does_what_the_declared_posture_says(governed, tmp_path):
+    """The resolver fails (the console went away after the declaration was loaded): a
+    `host_error:*` deny at pre_tool_call. The run's outcome must be the one the console's
+    declaration states in `configuration.posture.tool_seam_host_error`."""
+    gov = governed({"PreToolUse": [APPROVAL]})
+    own = start_console(tmp_path / "own-console.log")
+    try:
+        gov.console = own
+        hooks = gov.hooks()
+    finally:
+        stop_console(own)
+    posture = hooks.declaration.document["configuration"]["posture"]["tool_seam_host_error"]
+    ran: list[str] = []
+    client, agent = restart_agent(hooks, ran)
+    try:
+        await asyncio.wait_for(hooks.run(agent, "restart api"), timeout=30)
+        outcome = "completed"
+    except InterceptionBlocked:
+        outcome = "blocked"
+    await hooks.aclose()
+    pre = next(r for r in hooks.last_records if r.interception_point.value == "pre_tool_call")
+    assert pre.verdict.reason == "host_error:approval_resolver_failed"
+    assert ran == []  # fail closed under either posture
+    assert outcome == RUN_OUTCOME_BY_POSTURE[posture]
+    # `continue` would show the model the blocked call and ask it again; `terminate` does not.
+    assert len(client.requests) == (2 if posture == "continue" else 1)

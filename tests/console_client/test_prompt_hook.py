@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -15,7 +16,7 @@ import pytest
 
 from console_client import arun_prompt_hook, run_prompt_hook
 from console_client.llm import LLMConfigurationError, LLMJudge, parse_model_map
-from console_client.transcript import SessionTranscript
+from console_client.transcript import SessionTranscript, TranscriptTools
 
 
 @dataclass
@@ -357,3 +358,79 @@ def test_unconfigured_judge_is_a_hook_error_naming_the_variable(
     result = run_prompt_hook(prompt_hook(failMode="block"), stop_context(transcript), llm=judge)
     assert result.decision == "block"
     assert result.error is not None and "CONSOLE_LLM_BASE_URL is not set" in result.error
+
+
+class Ticker:
+    """A task that ticks every 10 ms: the widest gap between ticks shows how long the
+    event loop was blocked."""
+
+    def __init__(self) -> None:
+        self.widest = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            self.widest = max(self.widest, now - last)
+            last = now
+
+    def __enter__(self) -> Ticker:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
+# `(a+)+$` backtracks exponentially over a run of a's that does not end the line: with
+# Python's `re` this line takes ~10 s, holding the interpreter lock all along.
+REDOS_LINE = "a" * 26 + "!"
+
+
+async def test_a_catastrophic_grep_pattern_neither_blocks_the_loop_nor_outlives_the_timeout(
+    chat: ChatServer, judge: LLMJudge, tmp_path: Path
+) -> None:
+    session = SessionTranscript.create("redos", tmp_path)
+    session.append("user", REDOS_LINE)
+    chat.script(call_tool("GrepSearch", {"pattern": "(a+)+$"}), say('{"ok": true}'))
+    started = time.monotonic()
+    with Ticker() as ticker:
+        result = await arun_prompt_hook(
+            prompt_hook(timeout=2, failMode="block"), stop_context(session), llm=judge
+        )
+    assert time.monotonic() - started < 2
+    assert ticker.widest < 0.5
+    assert (result.decision, result.error) == ("allow", None)
+    assert chat.requests[1]["body"]["messages"][3]["content"] == "No matches."
+
+
+def test_grep_patterns_only_python_can_run_are_refused_with_a_message(
+    transcript: SessionTranscript,
+) -> None:
+    tools = TranscriptTools(transcript.path)
+    answer = tools.call("GrepSearch", {"pattern": r"(api)\s+\1"})
+    assert answer.startswith("Error: invalid regular expression (RE2 syntax)")
+    assert tools.call("GrepSearch", {"pattern": r"(?<=pid )\d+"}).startswith("Error: invalid")
+    surrogate = tools.call("GrepSearch", '{"pattern": "api\\ud800"}')
+    assert surrogate.startswith("Error: invalid regular expression")
+
+
+def test_a_cancelled_tool_stops_reading(transcript: SessionTranscript) -> None:
+    tools = TranscriptTools(transcript.path)
+    cancelled = threading.Event()
+    cancelled.set()
+    assert tools.call("GrepSearch", {"pattern": "api"}, cancelled) == "No matches."
+    assert tools.call("GrepSearch", {"pattern": "api"}).startswith("1:")
+
+
+def test_an_oversized_judge_answer_is_a_hook_error_not_parsed(
+    chat: ChatServer, judge: LLMJudge, transcript: SessionTranscript
+) -> None:
+    huge = b'{"choices": [{"message": {"role": "assistant", "content": "' + b"x" * (5 << 20)
+    chat.script(Scripted(raw=huge + b'"}}]}'))
+    result = run_prompt_hook(prompt_hook(failMode="block"), stop_context(transcript), llm=judge)
+    assert result.decision == "block"
+    assert result.error is not None and "answered more than 4194304 bytes" in result.error

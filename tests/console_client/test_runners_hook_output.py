@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
-from console_client.hook_output import HookOutput, HookOutputError, parse_hook_output
+from console_client.hook_output import (
+    HookOutput,
+    HookOutputError,
+    parse_hook_output,
+    strip_fence,
+)
 
 
 def test_simple_ok_true_allows() -> None:
@@ -48,6 +54,31 @@ def test_ask_is_refused_outside_pre_tool_use(event: str) -> None:
 def test_json_fence_is_tolerated() -> None:
     text = 'Here is my verdict:\n```json\n{"ok": false, "reason": "no"}\n```\n'
     assert parse_hook_output(text) == HookOutput("block", "no")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('```{"ok": true}```', '{"ok": true}'),
+        ('x ```JSON  {"ok": true}\n``` then ```json {} ```', '{"ok": true}'),
+        ("```json```", ""),
+        ("``` not closed", "``` not closed"),
+        ("no fence", "no fence"),
+    ],
+)
+def test_fence_bodies(text: str, expected: str) -> None:
+    assert strip_fence(text) == expected
+
+
+def test_an_unclosed_fence_over_blanks_is_parsed_in_linear_time() -> None:
+    # A hook's stdout (up to a MiB) or a judge's answer: a backtracking fence pattern takes
+    # cubic time here (seconds for 1,500 blanks), on the agent's event loop.
+    started = time.monotonic()
+    with pytest.raises(HookOutputError, match="not valid JSON"):
+        parse_hook_output("```json" + " " * 1500 + "x")
+    with pytest.raises(HookOutputError, match="not valid JSON"):
+        parse_hook_output("```json" + " \n" * 500_000)
+    assert time.monotonic() - started < 0.5
 
 
 @pytest.mark.parametrize(

@@ -6,11 +6,11 @@ import json
 
 import pytest
 import yaml
-from agent_framework import Agent
+from agent_framework import Agent, tool
 
 from agents.demo_documents import COMPLETION_MARKER_STOP_HOOK_YAML
 from console_client.client import STOP_REJECTION_CAP
-from console_client.scripted import ScriptedChatClient, message_texts, say
+from console_client.scripted import ScriptedChatClient, message_texts, say, tool_call
 from tests.console_client.scripted_http import ScriptedHTTP
 
 pytestmark = pytest.mark.asyncio
@@ -131,3 +131,87 @@ async def test_evaluate_only_records_the_rejection_but_never_continues(governed)
     output = next(r for r in hooks.last_records if r.interception_point.value == "output")
     assert output.mode.value == "evaluate_only"
     assert [w.reason for w in output.verdict.warnings] == ["console:stop_rejected"]
+
+
+# current_turn / max_turns across Stop continuations
+
+TURN_STOP = {
+    "type": "command",
+    "script": "#!/bin/bash\n"
+    "CONTEXT=$(cat)\n"
+    "COUNT=$(echo \"$CONTEXT\" | jq -r '.stop_rejection_count')\n"
+    'TURNS=$(echo "$CONTEXT" | jq -r \'"turn=\\(.current_turn) max=\\(.max_turns)"\')\n'
+    'if [ "$COUNT" -lt 2 ]; then echo "$TURNS" >&2; exit 2; fi\n'
+    "exit 0\n",
+}
+ALWAYS_TURN_STOP = {
+    "type": "command",
+    "command": "jq -r '\"turn=\\(.current_turn) max=\\(.max_turns)\"' >&2; exit 2",
+}
+POST_TURN = {
+    "type": "command",
+    "matcher": "*",
+    "command": "jq -c '{hookSpecificOutput: {additionalContext: "
+    '"post turn=\\(.current_turn) max=\\(.max_turns)"}}\'',
+}
+
+
+def tool_agent(hooks, responder, max_iterations):
+    @tool(name="Bash", description="Run a shell command (simulated).")
+    def bash(command: str) -> str:
+        return f"OUTPUT-OF {command}"
+
+    client = ScriptedChatClient(responder=responder)
+    client.function_invocation_configuration["max_iterations"] = max_iterations
+    return client, Agent(client=client, name="sre", tools=[bash], middleware=[hooks.middleware()])
+
+
+def tool_then_answer(messages):
+    """Each run: one tool call, then (after its result) the answer."""
+    real = [m for m in messages if not message_texts([m])[0].startswith("post turn=")]
+    if str(getattr(real[-1].role, "value", real[-1].role)) == "tool":
+        return say("answer")
+    return tool_call("Bash", {"command": "uptime"}, f"c{len(messages)}")
+
+
+async def test_current_turn_counts_on_across_stop_continuations(governed):
+    hooks = governed({"Stop": [TURN_STOP], "PostToolUse": [POST_TURN]}).hooks()
+    client, agent = tool_agent(hooks, tool_then_answer, max_iterations=3)
+    await hooks.run(agent, "go")
+    await hooks.aclose()
+    # Three runs (two rejections) of two model calls each.
+    assert len(client.requests) == 6
+    # max_turns: (3 iterations + the final tools-off call) x (1 run + 25 continuations).
+    max_turns = (3 + 1) * (1 + STOP_REJECTION_CAP)
+    assert last_user_text(client.requests[2]) == f"turn=2 max={max_turns}"
+    assert last_user_text(client.requests[4]) == f"turn=4 max={max_turns}"
+    post_contexts = [
+        text
+        for text in message_texts(client.requests[-1], role="user")
+        if text.startswith("post turn=")
+    ]
+    assert post_contexts == [f"post turn={n} max={max_turns}" for n in (1, 3, 5)]
+
+
+async def test_current_turn_reaches_but_never_passes_max_turns(governed):
+    """The worst case: every call asks for a tool, every Stop rejects, until the hard cap."""
+    hooks = governed({"Stop": [ALWAYS_TURN_STOP]}).hooks()
+    client, agent = tool_agent(
+        hooks, lambda messages: tool_call("Bash", {"command": "ls"}, f"c{len(messages)}"), 1
+    )
+    response = await hooks.run(agent, "go")
+    await hooks.aclose()
+    max_turns = (1 + 1) * (1 + STOP_REJECTION_CAP)
+    assert len(client.requests) == max_turns
+    marker = response.additional_properties["console_hooks"]
+    assert marker["last_stop_reasons"] == [f"turn={max_turns} max={max_turns}"]
+
+
+async def test_a_new_session_starts_counting_again(governed):
+    hooks = governed({"Stop": [TURN_STOP]}).hooks()
+    client, agent = agent_for(hooks, responder=lambda messages: say("answer"))
+    await hooks.run(agent, "go")
+    client.requests.clear()
+    await hooks.run(agent, "again")
+    await hooks.aclose()
+    assert last_user_text(client.requests[1]).startswith("turn=1 ")
