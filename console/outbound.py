@@ -27,8 +27,8 @@ _KINDS = (
     ("is_loopback", "a loopback"),
     ("is_link_local", "a link-local"),
     ("is_multicast", "a multicast"),
-    ("is_private", "a private"),
     ("is_reserved", "a reserved"),
+    ("is_private", "a private"),
 )
 ALLOW_HINT = "webhooks go only to public addresses (CONSOLE_WEBHOOK_ALLOW_PRIVATE=1 allows others)"
 
