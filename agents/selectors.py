@@ -142,6 +142,7 @@ def agents_overview(user: Any) -> QuerySet[Agent]:
 
 # Portal list pages: rows per page (?page=N; plain links, no script needed).
 PAGE_SIZE = 50
+DIFF_MAX_LINES = 20_000
 DELETED_NAMES_SHOWN = 50
 
 
@@ -226,6 +227,16 @@ def revision_diff(revision: ConfigRevision) -> tuple[ConfigRevision | None, list
     previous = revision_previous(revision)
     before = yaml_dump(previous.snapshot).splitlines() if previous else []
     after = yaml_dump(revision.snapshot).splitlines()
+    if len(before) + len(after) > DIFF_MAX_LINES:
+        # difflib's cost grows with the product of the sides: seconds of CPU past this.
+        return previous, [
+            (
+                "hunk",
+                f"@@ r{previous.number if previous else 0} and r{revision.number} are "
+                f"{len(before) + len(after)} lines of YAML together: too long to compare line "
+                f"by line here (the limit is {DIFF_MAX_LINES}) @@",
+            )
+        ]
     lines = difflib.unified_diff(
         before,
         after,

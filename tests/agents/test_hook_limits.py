@@ -239,3 +239,16 @@ def test_yaml_editor_and_import_refuse_past_the_limits_and_save_nothing(admin_cl
     response = admin_client.post("/agents/sre-agent/import/", {"text": bomb})
     assert response.status_code == 200
     assert "aliases are expanded" in " ".join(response.context["import_form"].non_field_errors())
+
+
+def test_a_revision_too_long_to_diff_says_so_instead_of_spending_seconds(admin_client, sre):
+    prompt = "line\n" * 12_000  # 60 KB, within the prompt limit
+    for text in (prompt, prompt.replace("line", "edit")):
+        services.agent_hooks_replace(
+            actor=None, agent=sre.agent, document={"hooks": {"Stop": [{"prompt": text}]}}
+        )
+    number = ConfigRevision.objects.filter(agent=sre.agent).order_by("-number")[0].number
+    started = time.monotonic()
+    html = admin_client.get(f"/agents/sre-agent/history/{number}/").content.decode()
+    assert time.monotonic() - started < 3
+    assert "too long to compare line by line" in html
