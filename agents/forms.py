@@ -80,13 +80,14 @@ class HookForm(ProblemsForm):
     matcher = forms.CharField(
         required=False,
         help_text="Regular expression on tool names, anchored as ^(…)$; * matches every tool. "
-        "Required for PostToolUse and PreToolUse.",
+        "Required for PostToolUse and PreToolUse. At most 1024 characters.",
     )
     prompt = forms.CharField(
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 6}),
-        help_text="$ARGUMENTS is replaced by the hook context JSON; without it the context is appended.",
+        help_text="$ARGUMENTS is replaced by the hook context JSON; without it the context is "
+        "appended. At most 64 KB.",
     )
     command = forms.CharField(
         required=False,

@@ -65,7 +65,8 @@ def _parse_json(raw: bytes) -> Any:
     except orjson.JSONDecodeError:
         pass
     try:
-        return ensure_storable(json_loads(raw))
+        # Text is checked with the batch (every bad string named); numbers here.
+        return ensure_storable(json_loads(raw), check_text=False)
     except DocumentRefused as exc:
         raise ApiError(exc.message, fields=exc.fields) from None
     except ValueError as exc:

@@ -175,10 +175,11 @@ def _text_problem(text: str, what: str) -> str | None:
     return None
 
 
-def ensure_storable(data: Any) -> Any:
+def ensure_storable(data: Any, *, check_text: bool = True) -> Any:
     """Refuse, by JSON pointer, what PostgreSQL cannot store or UTF-8 cannot carry: NUL
-    characters and JSON's lone surrogates ("\\ud800"), in values and in keys alike, and the
-    numbers the loaders above left unbuilt. Raises DocumentRefused.
+    characters and JSON's lone surrogates ("\\ud800"), in values and in keys alike (unless
+    the caller checks text itself), and the numbers the loaders above left unbuilt. Raises
+    DocumentRefused for the first one in document order.
 
     Iterative, and each container is visited once, so YAML aliases are never expanded.
     """
@@ -186,7 +187,7 @@ def ensure_storable(data: Any) -> Any:
     stack: list[tuple[Any, list[str | int]]] = [(data, [])]
     while stack:
         item, path = stack.pop()
-        if isinstance(item, str):
+        if isinstance(item, str) and check_text:
             what = path[-1] if path and isinstance(path[-1], str) else "Text"
             problem = _text_problem(item, str(what))
             if problem:
@@ -199,8 +200,8 @@ def ensure_storable(data: Any) -> Any:
             )
         elif isinstance(item, dict) and id(item) not in seen:
             seen.add(id(item))
-            for key, value in item.items():
-                if isinstance(key, str) and _text_problem(key, "key"):
+            for key in item:
+                if check_text and isinstance(key, str) and _text_problem(key, "key"):
                     raise DocumentRefused(
                         "The body contains text that cannot be stored.",
                         {_pointer(path): ["Field names must be valid Unicode without NUL."]},
@@ -210,10 +211,10 @@ def ensure_storable(data: Any) -> Any:
                         "The body contains a number that cannot be used.",
                         {_pointer(path): [f"A field name: {key.problem}"]},
                     )
-                stack.append((value, [*path, key]))
+            stack.extend((value, [*path, key]) for key, value in reversed(item.items()))
         elif isinstance(item, list) and id(item) not in seen:
             seen.add(id(item))
-            stack.extend((value, [*path, index]) for index, value in enumerate(item))
+            stack.extend((item[index], [*path, index]) for index in reversed(range(len(item))))
     return data
 
 

@@ -169,3 +169,13 @@ def test_hook_test_context_refuses_numbers_that_cannot_be_used(admin_client, sre
     )
     assert response.status_code == 400
     assert "/context/current_turn" in response.content.decode()
+
+
+def test_the_first_problem_in_document_order_is_named():
+    data = json_loads('{"a": [1, 1e999, {"b": 1e999}], "c": 1e999}')
+    with pytest.raises(DocumentRefused) as refused:
+        ensure_storable(data)
+    assert list(refused.value.fields) == ["/a/1"]
+    with pytest.raises(DocumentRefused) as refused:
+        ensure_storable(yaml_loads("{.inf: 1}"))
+    assert "A field name" in refused.value.fields[""][0]
