@@ -78,9 +78,9 @@ def _hooks_by_event(hook: type[serializers.Serializer[Any]], name: str) -> Any:
         (serializers.Serializer,),
         {
             "__doc__": f"Hooks by event, each list in its order (at most {HOOKS_PER_EVENT_MAX}).",
-            "Stop": hook(many=True, required=False, max_length=HOOKS_PER_EVENT_MAX),
-            "PostToolUse": hook(many=True, required=False, max_length=HOOKS_PER_EVENT_MAX),
-            "PreToolUse": hook(many=True, required=False, max_length=HOOKS_PER_EVENT_MAX),
+            "Stop": hook(many=True, required=False),
+            "PostToolUse": hook(many=True, required=False),
+            "PreToolUse": hook(many=True, required=False),
         },
     )
 
