@@ -14,7 +14,7 @@ from tests.approvals.conftest import approval_request
 
 pytestmark = pytest.mark.django_db
 
-ARGS_POINTER = "/request/context/tool_call/args/replicas"
+ARGS_POINTER = "/request/context/target/replicas"  # the first of its two places
 
 
 def _body_with(number: str) -> str:
