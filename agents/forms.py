@@ -4,7 +4,6 @@ lives in agents.validation and reaches the form as a ValidationFailed keyed by J
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
 import yaml
@@ -12,6 +11,7 @@ from django import forms
 
 from agents.models import Agent, Hook
 from agents.validation import EVENTS, MODEL_TIERS, ValidationFailed
+from console.parsers import TOO_DEEP, DocumentRefused, ensure_storable, json_loads, yaml_loads
 
 IMPORT_MAX_BYTES = 1024 * 1024
 
@@ -81,13 +81,14 @@ class HookForm(ProblemsForm):
         required=False,
         help_text="Regular expression (RE2 syntax: no lookaround or backreferences) on tool names, "
         "anchored as ^(…)$; * matches every tool. "
-        "Required for PostToolUse and PreToolUse.",
+        "Required for PostToolUse and PreToolUse. At most 1024 characters.",
     )
     prompt = forms.CharField(
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 6}),
-        help_text="$ARGUMENTS is replaced by the hook context JSON; without it the context is appended.",
+        help_text="$ARGUMENTS is replaced by the hook context JSON; without it the context is "
+        "appended. At most 64 KB.",
     )
     command = forms.CharField(
         required=False,
@@ -262,7 +263,11 @@ class DocumentForm(ProblemsForm):
             text = data.get("text") or ""
         if not text.strip():
             raise forms.ValidationError("Paste a document or choose a file.")
-        data["document"] = _parse_document(text)
+        try:
+            data["document"] = _parse_document(text)
+        except DocumentRefused as exc:
+            self.pointer_errors = exc.fields
+            raise forms.ValidationError(f"{exc.message} Nothing was saved.") from None
         metadata = data["document"].get("metadata") if isinstance(data["document"], dict) else None
         name = metadata.get("name") if isinstance(metadata, dict) else None
         data["name"] = name if isinstance(name, str) else ""
@@ -278,14 +283,17 @@ class YamlForm(DocumentForm):
 
 
 def _parse_document(text: str) -> Any:
+    """The same bounded parsing as the API's (console.parsers): JSON if it looks like it."""
     try:
         if text.lstrip().startswith("{"):
-            return json.loads(text)
-        return yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise forms.ValidationError(f"Malformed JSON: {exc}") from None
+            return ensure_storable(json_loads(text))
+        return ensure_storable(yaml_loads(text))
+    except RecursionError:
+        raise forms.ValidationError(TOO_DEEP) from None
     except yaml.YAMLError as exc:
         raise forms.ValidationError(f"Malformed YAML: {exc}") from None
+    except ValueError as exc:
+        raise forms.ValidationError(f"Malformed JSON: {exc}") from None
 
 
 class TokenForm(forms.Form):

@@ -2,6 +2,8 @@
 a document, with errors keyed by JSON pointer).
 
 Requests may leave out what has a default; responses always carry the defaults filled in.
+The limits shown (hooks per event, text sizes) are agents.validation's; text sizes are
+UTF-8 bytes there, shown here as lengths.
 """
 
 from __future__ import annotations
@@ -15,16 +17,24 @@ from agents.validation import (
     API_VERSION,
     APPROVALS_MAX,
     APPROVALS_MIN,
+    CUSTOM_AGENTS_MAX,
     EXPIRES_MAX,
     EXPIRES_MIN,
     FAIL_MODES,
+    HANDOFF_DESCRIPTION_MAX_BYTES,
     HOOK_TYPES,
+    HOOKS_PER_EVENT_MAX,
+    INSTRUCTIONS_MAX_BYTES,
     KIND,
+    MATCHER_MAX_CHARS,
     MAX_REJECTIONS_MAX,
     MAX_REJECTIONS_MIN,
+    PROMPT_MAX_BYTES,
+    SCRIPT_MAX_BYTES,
     TIMEOUT_MAX,
     TIMEOUT_MIN,
 )
+from console.parsers import DOCUMENT_MAX_CHARS, DOCUMENT_MAX_NODES
 
 Pointers = serializers.DictField(
     child=serializers.ListField(child=serializers.CharField()),
@@ -37,10 +47,12 @@ class HookSerializer(serializers.Serializer[Any]):
     """One hook (SPEC §1 options; `approval` is the console's PreToolUse type)."""
 
     type = serializers.ChoiceField(choices=HOOK_TYPES, required=False, help_text="Default prompt.")
-    matcher = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-    prompt = serializers.CharField(required=False)
-    command = serializers.CharField(required=False)
-    script = serializers.CharField(required=False)
+    matcher = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, max_length=MATCHER_MAX_CHARS
+    )
+    prompt = serializers.CharField(required=False, max_length=PROMPT_MAX_BYTES)
+    command = serializers.CharField(required=False, max_length=SCRIPT_MAX_BYTES)
+    script = serializers.CharField(required=False, max_length=SCRIPT_MAX_BYTES)
     timeout = serializers.IntegerField(min_value=TIMEOUT_MIN, max_value=TIMEOUT_MAX, required=False)
     failMode = serializers.ChoiceField(choices=FAIL_MODES, required=False)
     model = serializers.CharField(required=False)
@@ -65,7 +77,7 @@ def _hooks_by_event(hook: type[serializers.Serializer[Any]], name: str) -> Any:
         name,
         (serializers.Serializer,),
         {
-            "__doc__": "Hooks by event, each list in its order.",
+            "__doc__": f"Hooks by event, each list in its order (at most {HOOKS_PER_EVENT_MAX}).",
             "Stop": hook(many=True, required=False),
             "PostToolUse": hook(many=True, required=False),
             "PreToolUse": hook(many=True, required=False),
@@ -82,8 +94,12 @@ class MetadataSerializer(serializers.Serializer[Any]):
 
 
 class SpecSerializer(serializers.Serializer[Any]):
-    instructions = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    handoffDescription = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    instructions = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=INSTRUCTIONS_MAX_BYTES
+    )
+    handoffDescription = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=HANDOFF_DESCRIPTION_MAX_BYTES
+    )
     enableVanillaMode = serializers.BooleanField(required=False)
     hooks = HooksSerializer(required=False, allow_null=True)
 
@@ -96,12 +112,17 @@ class StoredSpecSerializer(serializers.Serializer[Any]):
 
 
 class ExtendedAgentSerializer(serializers.Serializer[Any]):
-    """The ExtendedAgent v2 document (also accepted as application/yaml)."""
-
     api_version = serializers.ChoiceField(choices=[API_VERSION])
     kind = serializers.ChoiceField(choices=[KIND])
     metadata = MetadataSerializer()
     spec = SpecSerializer(required=False, allow_null=True)
+
+
+ExtendedAgentSerializer.__doc__ = (
+    "The ExtendedAgent v2 document (also accepted as application/yaml). An agent has at most "
+    f"{CUSTOM_AGENTS_MAX} custom agents; a YAML document may not expand, its aliases and merge "
+    f"keys followed, past {DOCUMENT_MAX_NODES} values or {DOCUMENT_MAX_CHARS} characters of text."
+)
 
 
 class StoredExtendedAgentSerializer(serializers.Serializer[Any]):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.core.paginator import Page, Paginator
+from django.db.models import Case, Count, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
@@ -142,10 +144,48 @@ def agents_overview(user: Any) -> QuerySet[Agent]:
     )
 
 
-def hook_groups(agent: Agent, custom_agent: CustomAgent | None) -> list[tuple[str, list[Hook]]]:
-    """A scope's hooks grouped by event, every event present (empty lists included)."""
-    rows = hook_rows(agent, custom_agent)
-    return [(event, [hook for hook in rows if hook.event == event]) for event in EVENTS]
+# Portal list pages: rows per page (?page=N; plain links, no script needed).
+PAGE_SIZE = 50
+DIFF_MAX_LINES = 20_000
+DELETED_NAMES_SHOWN = 50
+
+
+def page_of(rows: Any, number: Any, size: int = PAGE_SIZE) -> Page[Any]:
+    """One page of `rows`; a missing, bad or too-large number gives the first or last page."""
+    return Paginator(rows, size).get_page(number)
+
+
+@dataclass(frozen=True)
+class HookGroup:
+    event: str
+    hooks: list[Hook]  # those on this page
+    total: int  # in the whole scope
+
+
+@dataclass(frozen=True)
+class HookGroups:
+    groups: list[HookGroup]
+    page: Page[Any]
+
+
+def hook_groups(agent: Agent, custom_agent: CustomAgent | None, page: Any = None) -> HookGroups:
+    """One page of a scope's hooks, grouped by event in EVENTS order; every event present
+    (empty lists included), each with its total in the scope."""
+    scope = Hook.objects.filter(agent=agent, custom_agent=custom_agent)
+    totals = dict(scope.order_by().values_list("event").annotate(n=Count("pk")))
+    event_rank = Case(*(When(event=e, then=Value(i)) for i, e in enumerate(EVENTS)), default=99)
+    ordered = scope.annotate(event_rank=event_rank).order_by("event_rank", "position", "id")
+    paginator = Paginator(ordered, PAGE_SIZE)
+    paginator.count = sum(totals.values())  # known already: no COUNT query
+    current = paginator.get_page(page)
+    rows = list(current.object_list)
+    return HookGroups(
+        groups=[
+            HookGroup(event, [hook for hook in rows if hook.event == event], totals.get(event, 0))
+            for event in EVENTS
+        ],
+        page=current,
+    )
 
 
 def hook_warnings(hook: Hook) -> dict[str, list[str]]:
@@ -191,6 +231,16 @@ def revision_diff(revision: ConfigRevision) -> tuple[ConfigRevision | None, list
     previous = revision_previous(revision)
     before = yaml_dump(previous.snapshot).splitlines() if previous else []
     after = yaml_dump(revision.snapshot).splitlines()
+    if len(before) + len(after) > DIFF_MAX_LINES:
+        # difflib's cost grows with the product of the sides: seconds of CPU past this.
+        return previous, [
+            (
+                "hunk",
+                f"@@ r{previous.number if previous else 0} and r{revision.number} are "
+                f"{len(before) + len(after)} lines of YAML together: too long to compare line "
+                f"by line here (the limit is {DIFF_MAX_LINES}) @@",
+            )
+        ]
     lines = difflib.unified_diff(
         before,
         after,
@@ -214,7 +264,17 @@ def _diff_class(line: str) -> str:
 
 
 def custom_agents_overview(agent: Agent) -> QuerySet[CustomAgent]:
-    return CustomAgent.objects.filter(agent=agent).annotate(hooks_count=Count("hooks"))
+    return (
+        CustomAgent.objects.filter(agent=agent)
+        .defer("instructions")
+        .annotate(hooks_count=Count("hooks"))
+        .order_by("name")
+    )
+
+
+def revisions_list(agent: Agent, custom_agent_name: str = "") -> QuerySet[ConfigRevision]:
+    """The history page's rows: newest first, without the snapshots (read one at a time)."""
+    return revisions_for_scope(agent, custom_agent_name).defer("snapshot").order_by("-number")
 
 
 def find_custom_agent(agent: Agent, name: str) -> CustomAgent | None:

@@ -8,15 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
 from agents.selectors import scope_snapshot
 from agents.validation import (
+    AGENT_DESCRIPTION_MAX_CHARS,
+    CUSTOM_AGENTS_MAX,
+    HOOKS_PER_EVENT_MAX,
     HookInput,
     Problems,
     ValidationFailed,
+    validate_custom_agent_text,
     validate_document,
     validate_hook,
     validate_hooks_map,
@@ -24,6 +28,7 @@ from agents.validation import (
 )
 from audit.services import governance_event_record
 from console.auth import actor_label, actor_user
+from console.outbound import webhook_url_problems
 from console.tokens import AGENT_TOKEN_KIND, token_generate
 
 
@@ -87,6 +92,14 @@ def _lock_hook(hook: Hook) -> None:
             Problems(errors={"/key": [f"Hook {hook.key} changed meanwhile; reload and retry."]}),
             "The hook changed meanwhile.",
         ) from None
+
+
+def _refuse_past_custom_agent_limit(agent: Agent, at: str) -> None:
+    """Call with the agent lock held, before a write that would add a custom agent."""
+    count = CustomAgent.objects.filter(agent=agent).count()
+    if count >= CUSTOM_AGENTS_MAX:
+        message = f"{agent.slug} has {count} custom agents; the limit is {CUSTOM_AGENTS_MAX}."
+        raise ValidationFailed(Problems(errors={at: [message]}), "Too many custom agents.")
 
 
 def _scope_label(custom_agent: CustomAgent | None) -> str:
@@ -165,7 +178,6 @@ def agent_set_mode(*, actor: Any, agent: Agent, mode: str) -> Agent:
     return agent
 
 
-@transaction.atomic
 def agent_settings_update(
     *,
     actor: Any,
@@ -175,20 +187,32 @@ def agent_settings_update(
     webhook_url: str,
     webhook_format: str,
 ) -> Agent:
-    agent.display_name = display_name
-    agent.description = description
-    agent.webhook_url = webhook_url
-    agent.webhook_format = webhook_format
-    agent.save(
-        update_fields=["display_name", "description", "webhook_url", "webhook_format", "updated_at"]
-    )
-    governance_event_record(
-        actor=actor,
-        action="agent.settings_changed",
-        summary=f"Updated settings of {agent.slug}",
-        agent=agent,
-        target=agent,
-    )
+    problems = Problems()
+    if len(description) > AGENT_DESCRIPTION_MAX_CHARS:
+        problems.error(
+            "/description", f"description is longer than {AGENT_DESCRIPTION_MAX_CHARS} characters."
+        )
+    for message in webhook_url_problems(webhook_url) if webhook_url else []:
+        problems.error("/webhook_url", message)
+    if problems.errors:
+        raise ValidationFailed(problems, "The settings are invalid.")
+    with transaction.atomic():
+        agent.display_name = display_name
+        agent.description = description
+        agent.webhook_url = webhook_url
+        agent.webhook_format = webhook_format
+        agent.save(
+            update_fields=[
+                "display_name", "description", "webhook_url", "webhook_format", "updated_at"
+            ]
+        )  # fmt: skip
+        governance_event_record(
+            actor=actor,
+            action="agent.settings_changed",
+            summary=f"Updated settings of {agent.slug}",
+            agent=agent,
+            target=agent,
+        )
     return agent
 
 
@@ -230,14 +254,21 @@ def hook_create(
     if hook_input is None or problems.errors:
         raise ValidationFailed(problems, "The hook is invalid.")
     _lock_agent(agent)
-    position = Hook.objects.filter(agent=agent, custom_agent=custom_agent, event=event).aggregate(
-        m=Max("position")
-    )["m"]
+    siblings = Hook.objects.filter(agent=agent, custom_agent=custom_agent, event=event).aggregate(
+        last=Max("position"), count=Count("pk")
+    )
+    if siblings["count"] >= HOOKS_PER_EVENT_MAX:
+        problems.error(
+            "/event",
+            f"{_scope_label(custom_agent).capitalize()} has {siblings['count']} {event} hooks; "
+            f"the limit is {HOOKS_PER_EVENT_MAX} per event.",
+        )
+        raise ValidationFailed(problems, "Too many hooks.")
     hook = Hook.objects.create(
         agent=agent,
         custom_agent=custom_agent,
         event=event,
-        position=0 if position is None else position + 1,
+        position=0 if siblings["last"] is None else siblings["last"] + 1,
         enabled=hook_input.enabled,
         definition=hook_input.definition,
     )
@@ -360,6 +391,8 @@ def custom_agent_put(
         raise ValidationFailed(Problems(errors={"/metadata/name": [mismatch]}))
     with transaction.atomic():
         _lock_agent(agent)
+        if not CustomAgent.objects.filter(agent=agent, name=name).exists():
+            _refuse_past_custom_agent_limit(agent, "/metadata/name")
         custom_agent, created = CustomAgent.objects.select_for_update().get_or_create(
             agent=agent, name=name
         )
@@ -392,10 +425,12 @@ def custom_agent_create(
     _lock_agent(agent)
     problems = Problems()
     validate_name(name, "/name", problems)
+    validate_custom_agent_text(instructions, handoff_description, problems)
     if not problems.errors and CustomAgent.objects.filter(agent=agent, name=name).exists():
         problems.error("/name", f"{agent.slug} already has a custom agent named {name!r}.")
     if problems.errors:
         raise ValidationFailed(problems, "The custom agent is invalid.")
+    _refuse_past_custom_agent_limit(agent, "/name")
     custom_agent = CustomAgent.objects.create(
         agent=agent,
         name=name,
@@ -423,6 +458,10 @@ def custom_agent_update(
     handoff_description: str,
     enable_vanilla_mode: bool,
 ) -> CustomAgent:
+    problems = Problems()
+    validate_custom_agent_text(instructions, handoff_description, problems)
+    if problems.errors:
+        raise ValidationFailed(problems, "The custom agent is invalid.")
     _lock_agent(custom_agent.agent)
     custom_agent.instructions = instructions
     custom_agent.handoff_description = handoff_description
@@ -474,6 +513,8 @@ def revision_rollback(*, actor: Any, revision: ConfigRevision) -> ConfigRevision
         CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).delete()
     else:
         parsed = validate_document(snapshot)
+        if not CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).exists():
+            _refuse_past_custom_agent_limit(agent, "/name")
         custom_agent, _ = CustomAgent.objects.get_or_create(
             agent=agent, name=revision.custom_agent_name
         )

@@ -3,6 +3,11 @@ for the portal forms and the REST API alike.
 
 Pure functions over plain dicts. Errors and warnings are keyed by JSON pointer
 (`/spec/hooks/PostToolUse/0/timeout`); a document with any error is refused whole.
+
+Limits (besides SPEC's): at most HOOKS_PER_EVENT_MAX hooks per event in one scope (the agent
+level, or one custom agent), CUSTOM_AGENTS_MAX custom agents per agent (checked by the
+services, which count), and a size for every text field. The size of a whole document, YAML
+aliases expanded, is bounded where it is parsed (console.parsers).
 """
 
 from __future__ import annotations
@@ -22,8 +27,14 @@ FAIL_MODES = ("allow", "block")
 MODEL_TIERS = ("Reasoning", "ReasoningFast", "GeneralPurpose", "Fast", "LongContext")
 SHEBANGS = ("#!/bin/bash", "#!/usr/bin/env python3")
 SCRIPT_MAX_BYTES = 64 * 1024
+PROMPT_MAX_BYTES = 64 * 1024
 # Every agent compiles every matcher (RE2, compile time grows with the pattern).
-MATCHER_MAX_CHARS = 4096
+MATCHER_MAX_CHARS = 1024
+INSTRUCTIONS_MAX_BYTES = 64 * 1024
+HANDOFF_DESCRIPTION_MAX_BYTES = 4 * 1024
+HOOKS_PER_EVENT_MAX = 100
+AGENT_DESCRIPTION_MAX_CHARS = 4000
+CUSTOM_AGENTS_MAX = 100
 TIMEOUT_MIN, TIMEOUT_MAX, TIMEOUT_DEFAULT = 1, 300, 30
 MAX_REJECTIONS_MIN, MAX_REJECTIONS_MAX, MAX_REJECTIONS_DEFAULT = 1, 25, 3
 EXPIRES_MIN, EXPIRES_MAX, EXPIRES_DEFAULT = 1, 30 * 24 * 3600, 600
@@ -117,6 +128,17 @@ def _has_nul(value: Any, key: str, at: str, problems: Problems) -> bool:
     return False
 
 
+def _too_big(value: Any, key: str, limit: int, at: str, problems: Problems) -> bool:
+    """Text fields are bounded in UTF-8 bytes, as scripts are (SPEC: script <= 64 KB)."""
+    if not isinstance(value, str) or len(value) <= limit // 4:
+        return False
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        problems.error(at, f"{key} is {size} bytes; the limit is {limit} bytes.")
+        return True
+    return False
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -146,10 +168,12 @@ def _check_matcher(raw: dict[str, Any], event: str, base: str, problems: Problem
     if not isinstance(matcher, str):
         problems.error(at, "matcher must be a string (a regular expression, or '*').")
         return
-    if _has_nul(matcher, "matcher", at, problems):
-        return
     if len(matcher) > MATCHER_MAX_CHARS:
-        problems.error(at, f"matcher is longer than {MATCHER_MAX_CHARS} characters.")
+        problems.error(
+            at, f"matcher is {len(matcher)} characters; the limit is {MATCHER_MAX_CHARS}."
+        )
+        return
+    if _has_nul(matcher, "matcher", at, problems):
         return
     # Agents evaluate matchers with RE2 (linear time, console_client.patterns): a pattern
     # only Python's backtracking engine accepts (lookaround, backreferences) is refused.
@@ -168,9 +192,7 @@ def _check_script(raw: dict[str, Any], key: str, at: str, problems: Problems) ->
         problems.error(at, f"{key} must be a non-empty string.")
         return
     _has_nul(value, key, at, problems)
-    size = len(value.encode("utf-8"))
-    if size > SCRIPT_MAX_BYTES:
-        problems.error(at, f"{key} is {size} bytes; the limit is {SCRIPT_MAX_BYTES} bytes (64 KB).")
+    _too_big(value, key, SCRIPT_MAX_BYTES, at, problems)
     if key == "script":
         first_line = value.split("\n", 1)[0].rstrip("\r")
         if first_line not in SHEBANGS:
@@ -204,7 +226,7 @@ def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | 
             reason = (
                 f"{key} is not valid for {hook_type} hooks."
                 if key in ALL_HOOK_KEYS
-                else f"Unknown field {key!r}."
+                else f"Unknown field {_shown(key)}."
             )
             problems.error(pointer_join(base, key), reason)
 
@@ -217,6 +239,7 @@ def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | 
         if not isinstance(prompt, str) or not prompt.strip():
             problems.error(f"{base}/prompt", "prompt is required for prompt hooks.")
         _has_nul(prompt, "prompt", f"{base}/prompt", problems)
+        _too_big(prompt, "prompt", PROMPT_MAX_BYTES, f"{base}/prompt", problems)
     elif hook_type == "command":
         present = [key for key in ("command", "script") if key in raw]
         if not present:
@@ -318,6 +341,13 @@ def validate_hooks_map(raw: Any, *, base: str) -> tuple[list[HookInput], Problem
         if not isinstance(items, list):
             problems.error(at, f"{event} must be a list of hooks.")
             continue
+        if len(items) > HOOKS_PER_EVENT_MAX:
+            problems.error(
+                at,
+                f"{event} has {len(items)} hooks; the limit is {HOOKS_PER_EVENT_MAX} "
+                "per event in one scope.",
+            )
+            continue
         for index, item in enumerate(items):
             hook, hook_problems = validate_hook(item, event=event, base=pointer_join(at, index))
             problems.merge(hook_problems)
@@ -329,7 +359,7 @@ def validate_hooks_map(raw: Any, *, base: str) -> tuple[list[HookInput], Problem
 def _check_keys(raw: dict[str, Any], allowed: set[str], base: str, problems: Problems) -> None:
     for key in raw:
         if key not in allowed:
-            problems.error(pointer_join(base, key), f"Unknown field {key!r}.")
+            problems.error(pointer_join(base, key), f"Unknown field {_shown(key)}.")
 
 
 def validate_name(name: Any, at: str, problems: Problems) -> None:
@@ -340,6 +370,23 @@ def validate_name(name: Any, at: str, problems: Problems) -> None:
             at,
             "name must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit.",
         )
+
+
+def validate_custom_agent_text(
+    instructions: Any,
+    handoff_description: Any,
+    problems: Problems,
+    *,
+    instructions_at: str = "/instructions",
+    handoff_at: str = "/handoff_description",
+) -> None:
+    """A custom agent's two text fields, in a document or from the portal's form."""
+    for value, key, limit, at in (
+        (instructions, "instructions", INSTRUCTIONS_MAX_BYTES, instructions_at),
+        (handoff_description, "handoffDescription", HANDOFF_DESCRIPTION_MAX_BYTES, handoff_at),
+    ):
+        if not _has_nul(value, key, at, problems):
+            _too_big(value, key, limit, at, problems)
 
 
 def validate_document(raw: Any) -> CustomAgentDocument:
@@ -380,7 +427,13 @@ def validate_document(raw: Any) -> CustomAgentDocument:
     for key in ("instructions", "handoffDescription"):
         if key in spec and spec[key] is not None and not isinstance(spec[key], str):
             problems.error(f"/spec/{key}", f"{key} must be a string.")
-        _has_nul(spec.get(key), key, f"/spec/{key}", problems)
+    validate_custom_agent_text(
+        spec.get("instructions"),
+        spec.get("handoffDescription"),
+        problems,
+        instructions_at="/spec/instructions",
+        handoff_at="/spec/handoffDescription",
+    )
     if "enableVanillaMode" in spec and not isinstance(spec["enableVanillaMode"], bool):
         problems.error("/spec/enableVanillaMode", "enableVanillaMode must be true or false.")
     hooks, hook_problems = validate_hooks_map(spec.get("hooks"), base="/spec/hooks")

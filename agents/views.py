@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
@@ -86,10 +87,12 @@ def _agent_page(agent: Agent, tab: str, **extra: Any) -> dict[str, Any]:
     return {"agent": agent, "tab": tab, **selectors.agent_tab_counts(agent), **extra}
 
 
-def _scope_url(agent: Agent, custom_agent: CustomAgent | None) -> str:
+def _scope_url(agent: Agent, custom_agent: CustomAgent | None, page: int = 1) -> str:
     if custom_agent is None:
-        return reverse("agents:detail", args=[agent.slug])
-    return reverse("agents:custom_agent", args=[agent.slug, custom_agent.name])
+        url = reverse("agents:detail", args=[agent.slug])
+    else:
+        url = reverse("agents:custom_agent", args=[agent.slug, custom_agent.name])
+    return f"{url}?page={page}" if page > 1 else url
 
 
 def _warned(warnings: dict[str, list[str]]) -> str:
@@ -108,16 +111,17 @@ def agent_list(request: HtmxHttpRequest) -> HttpResponse:
         if agent:
             url = reverse("agents:detail", args=[agent.slug])
             return _go(request, url, f"Created agent {agent.slug}.")
-    agents = selectors.agents_overview(request.user)
-    return _render(request, "agents/list.html", "create-form", {"agents": agents, "form": form})
+    page = selectors.page_of(selectors.agents_overview(request.user), request.GET.get("page"))
+    context = {"agents": page.object_list, "page": page, "form": form}
+    return _render(request, "agents/list.html", "create-form", context)
 
 
 @admin_required
 @require_safe
 def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
-    groups = selectors.hook_groups(agent, None)
-    context = _agent_page(agent, "hooks", groups=groups, custom_agent=None)
+    hooks = selectors.hook_groups(agent, None, request.GET.get("page"))
+    context = _agent_page(agent, "hooks", hooks=hooks, custom_agent=None)
     return _render(request, "agents/agent_hooks.html", "hooks", context)
 
 
@@ -173,11 +177,11 @@ def _hook_saved(
 def _hooks_changed(request: HtmxHttpRequest, hook: Hook, message: str) -> HttpResponse:
     """Row actions: htmx swaps the scope's hook list in place, a plain POST goes back to it."""
     agent, custom_agent = hook.agent, hook.custom_agent
+    hooks = selectors.hook_groups(agent, custom_agent, request.POST.get("page"))
     if request.htmx:
-        groups = selectors.hook_groups(agent, custom_agent)
-        context = {"agent": agent, "custom_agent": custom_agent, "groups": groups}
+        context = {"agent": agent, "custom_agent": custom_agent, "hooks": hooks}
         return render(request, "agents/hooks_panel.html#hooks", context)
-    return _go(request, _scope_url(agent, custom_agent), message)
+    return _go(request, _scope_url(agent, custom_agent, hooks.page.number), message)
 
 
 @admin_required
@@ -251,12 +255,18 @@ def hook_delete(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
 # Custom agents -------------------------------------------------------------------------------
 
 
-def _custom_page(agent: Agent, form: Any = None, import_form: Any = None) -> dict[str, Any]:
+def _custom_page(
+    request: HtmxHttpRequest, agent: Agent, form: Any = None, import_form: Any = None
+) -> dict[str, Any]:
+    page = selectors.page_of(selectors.custom_agents_overview(agent), request.GET.get("page"))
+    deleted = selectors.deleted_custom_agent_names(agent)
     return _agent_page(
         agent,
         "custom",
-        custom_agents=selectors.custom_agents_overview(agent),
-        deleted_names=selectors.deleted_custom_agent_names(agent),
+        custom_agents=page.object_list,
+        page=page,
+        deleted_names=deleted[: selectors.DELETED_NAMES_SHOWN],
+        deleted_more=max(0, len(deleted) - selectors.DELETED_NAMES_SHOWN),
         form=form or CustomAgentForm(),
         import_form=import_form or DocumentForm(),
     )
@@ -274,7 +284,7 @@ def custom_agent_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         if created:
             url = _scope_url(agent, created)
             return _go(request, url, f"Created custom agent {created.name}.")
-    context = _custom_page(agent, form=form)
+    context = _custom_page(request, agent, form=form)
     return _render(request, "agents/custom_agents.html", "custom-agent-form", context)
 
 
@@ -296,7 +306,9 @@ def custom_agent_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         if warnings:
             text += f" Warnings: {_warned(warnings)}"
         return _go(request, _scope_url(agent, custom_agent), text)
-    return render(request, "agents/custom_agents.html", _custom_page(agent, import_form=form))
+    return render(
+        request, "agents/custom_agents.html", _custom_page(request, agent, import_form=form)
+    )
 
 
 def _custom_agent_for(request: HtmxHttpRequest, slug: str, name: str) -> CustomAgent:
@@ -308,9 +320,9 @@ def _custom_agent_for(request: HtmxHttpRequest, slug: str, name: str) -> CustomA
 @require_safe
 def custom_agent_detail(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
     custom_agent = _custom_agent_for(request, slug, name)
-    groups = selectors.hook_groups(custom_agent.agent, custom_agent)
+    hooks = selectors.hook_groups(custom_agent.agent, custom_agent, request.GET.get("page"))
     context = _agent_page(
-        custom_agent.agent, "custom", custom_agent=custom_agent, subtab="hooks", groups=groups
+        custom_agent.agent, "custom", custom_agent=custom_agent, subtab="hooks", hooks=hooks
     )
     return _render(request, "agents/custom_agent.html", "hooks", context)
 
@@ -379,6 +391,7 @@ def custom_agent_export(request: HtmxHttpRequest, slug: str, name: str) -> HttpR
 
 @admin_required
 @GET_POST
+@never_cache  # the answer to a POST holds a token's plaintext: no cache may keep it
 def agent_tokens(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     form = TokenForm(request.POST or None)
@@ -389,8 +402,10 @@ def agent_tokens(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             actor=request.user, agent=agent, name=form.cleaned_data["name"]
         )
         form = TokenForm()
-    tokens = selectors.agent_tokens(agent)
-    context = _agent_page(agent, "tokens", form=form, tokens=tokens, issued=issued)
+    page = selectors.page_of(selectors.agent_tokens(agent), request.GET.get("page"))
+    context = _agent_page(
+        agent, "tokens", form=form, tokens=page.object_list, page=page, issued=issued
+    )
     return render(request, "agents/tokens.html", context)
 
 
@@ -401,10 +416,13 @@ def agent_token_revoke(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResp
     token = services.agent_token_revoke(
         actor=request.user, token=selectors.get_agent_token(agent, pk)
     )
+    page = selectors.page_of(selectors.agent_tokens(agent), request.POST.get("page"))
     if request.htmx:
-        context = {"agent": agent, "tokens": selectors.agent_tokens(agent)}
+        context = {"agent": agent, "tokens": page.object_list, "page": page}
         return render(request, "agents/tokens.html#token-rows", context)
     url = reverse("agents:tokens", args=[slug])
+    if page.number > 1:
+        url += f"?page={page.number}"
     return _go(request, url, f"Revoked token {token.name} ({token.prefix}…).")
 
 
@@ -415,15 +433,16 @@ def agent_token_revoke(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResp
 @require_safe
 def history(request: HtmxHttpRequest, slug: str, name: str = "") -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
-    revisions = selectors.revisions_for_scope(agent, name)[:200]
-    if name and not revisions:
+    page = selectors.page_of(selectors.revisions_list(agent, name), request.GET.get("page"))
+    if name and not page.paginator.count:
         raise Http404("No history for that custom agent.")
     custom_agent = selectors.find_custom_agent(agent, name)
     tab = "custom" if name else "history"
     context = _agent_page(
         agent,
         tab,
-        revisions=revisions,
+        revisions=page.object_list,
+        page=page,
         scope_name=name,
         custom_agent=custom_agent,
         subtab="history",

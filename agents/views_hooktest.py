@@ -22,6 +22,7 @@ from agents.hook_testing import hook_test_validate, sample_context
 from agents.models import Agent, Hook
 from agents.tasks import HOOK_TEST_TASK_MARGIN_SECONDS, hook_test_run_task
 from agents.validation import EVENTS, TIMEOUT_DEFAULT, ValidationFailed
+from console.parsers import DocumentRefused, ensure_storable, json_loads
 from console.roles import is_admin
 
 PANEL = "agents/_hook_test_panel.html"
@@ -72,7 +73,10 @@ def hook_test(request: HttpRequest, slug: str) -> HttpResponse:
             f"{field}: {message}" for field, items in form.errors.items() for message in items
         ]
     try:
-        context = json.loads(request.POST.get("context") or "{}")
+        context = ensure_storable(json_loads(request.POST.get("context") or "{}"))
+    except DocumentRefused as exc:
+        errors += [f"/context{at}: {m}" for at, messages in exc.fields.items() for m in messages]
+        context = None
     except ValueError as exc:
         errors.append(f"/context: not valid JSON ({exc}).")
         context = None

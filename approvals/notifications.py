@@ -2,7 +2,8 @@
 
 The body carries metadata only (agent, tool, status, who, when, a link): never arguments,
 context or transcript. `json` posts the generic object; `slack` posts `{"text": ...}`.
-Scheduling happens after commit and never blocks or fails the caller.
+Scheduling happens after commit and never blocks or fails the caller. Sending goes through
+console.outbound: public addresses only (checked again at each send), no redirects.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import threading
 from typing import Any
 from uuid import UUID
 
+import httpx
 from django.conf import settings
 from django.db import transaction
 
 from approvals.models import Escalation
+from console.outbound import OutboundRefused, post_json
 
 logger = logging.getLogger(__name__)
 
@@ -80,3 +83,16 @@ def schedule_webhook(escalation: Escalation, event: str) -> None:
 
 def escalation_for_webhook(escalation_id: UUID | str) -> Escalation | None:
     return Escalation.objects.select_related("agent").filter(pk=escalation_id).first()
+
+
+def webhook_send(escalation: Escalation, event: str) -> httpx.Response | None:
+    """POST the event to the agent's webhook; None when there is none or its destination is
+    refused (logged, not retried). httpx errors propagate for the task to retry."""
+    url = escalation.agent.webhook_url
+    if not url:
+        return None
+    try:
+        return post_json(url, webhook_body(escalation, event), timeout=WEBHOOK_TIMEOUT_SECONDS)
+    except OutboundRefused as exc:
+        logger.warning("approvals: webhook of %s not sent: %s", escalation.agent.slug, exc)
+        return None

@@ -6,11 +6,7 @@ import httpx
 from celery import shared_task
 
 from approvals import services
-from approvals.notifications import (
-    WEBHOOK_TIMEOUT_SECONDS,
-    escalation_for_webhook,
-    webhook_body,
-)
+from approvals.notifications import escalation_for_webhook, webhook_send
 
 
 class WebhookFailed(Exception):
@@ -37,14 +33,9 @@ def escalation_purge_payloads() -> int:
 )
 def escalation_notify_webhook(escalation_id: str, event: str) -> int | None:
     escalation = escalation_for_webhook(escalation_id)
-    if escalation is None or not escalation.agent.webhook_url:
+    response = webhook_send(escalation, event) if escalation is not None else None
+    if response is None:
         return None
-    response = httpx.post(
-        escalation.agent.webhook_url,
-        json=webhook_body(escalation, event),
-        timeout=WEBHOOK_TIMEOUT_SECONDS,
-        follow_redirects=False,
-    )
     if response.status_code >= 500 or response.status_code == 429:
         raise WebhookFailed(f"webhook answered {response.status_code}")
     return response.status_code

@@ -7,7 +7,6 @@ GET  /api/v1/records/export   auditor/admin → streamed CSV or JSON Lines
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlencode
 
@@ -45,6 +44,7 @@ from audit.selectors import (
 from console.api import ApiError
 from console.auth import IsAgent, IsAuditor
 from console.openapi import errors
+from console.parsers import DocumentRefused, ensure_storable, json_loads
 
 RETRY_AFTER_SECONDS = 5
 FILTER_PARAMS = [OpenApiParameter(name, str) for name in RECORD_FILTERS]
@@ -57,19 +57,18 @@ class _FormatBlindNegotiation(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-def _reject_json_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _parse_json(raw: bytes) -> Any:
-    """orjson first (fast); what it refuses (lone surrogates, integers past 64 bits) goes
-    through the standard parser so validation can name the field."""
+    """orjson first (fast); what it refuses (lone surrogates, integers past 64 bits, numbers
+    past a double's range) goes through the console's bounded parser, so the field is named."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         pass
     try:
-        return json.loads(raw, parse_constant=_reject_json_constant)
+        # Text is checked with the batch (every bad string named); numbers here.
+        return ensure_storable(json_loads(raw), check_text=False)
+    except DocumentRefused as exc:
+        raise ApiError(exc.message, fields=exc.fields) from None
     except ValueError as exc:
         raise ApiError(f"Malformed JSON: {exc}", code="malformed") from None
 

@@ -1,4 +1,5 @@
-"""The shared API error shape, the YAML parser/renderer and the exception handler.
+"""The shared API error shape, the YAML renderer and the exception handler (the parsers
+are in console.parsers; re-exported here).
 
 Every API error is `{"error": {"code": str, "message": str, "fields": {pointer: [str]}}}`,
 with fields keyed by JSON pointer (`/spec/hooks/PostToolUse/0/timeout`).
@@ -11,12 +12,12 @@ from typing import Any
 import yaml
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
-from rest_framework import exceptions, parsers, status
+from rest_framework import exceptions, status
 from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from console.parsers import TOO_DEEP, JSONParser, ensure_storable
+from console.parsers import YAML_PARSERS, JSONParser
 
 __all__ = ["YAML_PARSERS", "ApiError", "JSONParser", "YAMLRenderer", "error_body", "yaml_dump"]
 
@@ -111,33 +112,6 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         detail = getattr(exc, "detail", None)
         response.data = error_body(code, str(detail) if detail is not None else str(exc))
     return response
-
-
-class YAMLParser(parsers.BaseParser):
-    media_type = "application/yaml"
-
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        try:
-            return ensure_storable(yaml.safe_load(stream.read().decode("utf-8")))
-        except UnicodeDecodeError as exc:
-            raise exceptions.ParseError(f"Body is not UTF-8: {exc}") from None
-        except yaml.YAMLError as exc:
-            raise exceptions.ParseError(f"Malformed YAML: {exc}") from None
-        except RecursionError:
-            raise exceptions.ParseError(TOO_DEEP) from None
-
-
-class YAMLAliasParser(YAMLParser):
-    """`application/x-yaml` and `text/yaml` are common spellings clients send."""
-
-    media_type = "application/x-yaml"
-
-
-class TextYAMLParser(YAMLParser):
-    media_type = "text/yaml"
-
-
-YAML_PARSERS = [YAMLParser, YAMLAliasParser, TextYAMLParser]
 
 
 class _LiteralDumper(yaml.SafeDumper):

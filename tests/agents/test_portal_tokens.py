@@ -44,6 +44,13 @@ def test_issued_token_is_shown_once_with_a_copy_hint(admin_client, sre):
 
 
 @pytest.mark.django_db
+def test_the_page_showing_the_plaintext_may_not_be_cached(admin_client, sre):
+    response, _ = _issue(admin_client)
+    directives = {d.strip() for d in response["Cache-Control"].split(",")}
+    assert {"no-store", "private"} <= directives
+
+
+@pytest.mark.django_db
 def test_the_plaintext_is_never_stored_only_its_digest(admin_client, sre):
     _, plaintext = _issue(admin_client)
     token = AgentToken.objects.get(name="prod-runner")

@@ -234,7 +234,7 @@ def test_a_matcher_with_a_lone_surrogate_is_refused(sre):
 @pytest.mark.django_db
 def test_an_overlong_matcher_is_refused(sre):
     response = _put(sre, "PostToolUse", _command(matcher="|".join(["Tool"] * 1000)))
-    _refused(response, "/spec/hooks/PostToolUse/0/matcher", "longer than 4096 characters")
+    _refused(response, "/spec/hooks/PostToolUse/0/matcher", "the limit is 1024")
     assert not Hook.objects.exists()
 
 

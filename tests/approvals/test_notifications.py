@@ -1,4 +1,8 @@
-"""Per-agent webhooks: sent by a real Celery worker after commit, retried, never in the way."""
+"""Per-agent webhooks: sent by a real Celery worker after commit, retried, never in the way;
+only to public addresses (checked again at each send), never following a redirect.
+
+The receivers here listen on loopback, so these tests set CONSOLE_WEBHOOK_ALLOW_PRIVATE,
+except those that show the refusal."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from celery.contrib.testing.worker import start_worker
 from django.test import Client
 
 from approvals import services
+from approvals.tasks import escalation_notify_webhook
 from console.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,9 +26,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 class Receiver:
     """A local HTTP server that records each POST; scripted status codes, optional delay."""
 
-    def __init__(self, statuses: list[int] | None = None, delay: float = 0.0) -> None:
+    def __init__(
+        self, statuses: list[int] | None = None, delay: float = 0.0, location: str = ""
+    ) -> None:
         self.statuses = list(statuses or [])
         self.delay = delay
+        self.location = location
         self.bodies: list[dict] = []
         self.answered_at: list[float] = []
         self.got = threading.Condition()
@@ -35,9 +43,13 @@ class Receiver:
                 time.sleep(receiver.delay)
                 status = receiver.statuses.pop(0) if receiver.statuses else 200
                 self.send_response(status)
+                if receiver.location:
+                    self.send_header("Location", receiver.location)
                 self.end_headers()
                 with receiver.got:
-                    receiver.bodies.append({"status": status, "body": body})
+                    receiver.bodies.append(
+                        {"status": status, "body": body, "host": self.headers["Host"]}
+                    )
                     receiver.answered_at.append(time.monotonic())
                     receiver.got.notify_all()
 
@@ -51,6 +63,11 @@ class Receiver:
         with self.got:
             self.got.wait_for(lambda: len(self.bodies) >= count, timeout=timeout)
         return self.bodies
+
+
+@pytest.fixture(autouse=True)
+def _receivers_listen_on_loopback(settings) -> None:
+    settings.CONSOLE_WEBHOOK_ALLOW_PRIVATE = True
 
 
 @pytest.fixture
@@ -126,3 +143,44 @@ def test_slack_webhook_gets_text_and_never_blocks_the_decision(
     assert all(set(body) == {"text"} for body in texts)
     assert any("Approval needed: scale_deployment on sre-agent" in body["text"] for body in texts)
     assert any("rejected by rita" in body["text"] for body in texts)
+
+
+def _point_webhook_at(sre, url: str) -> None:
+    """Stored as if saved before the rule, or by a name that resolved elsewhere then."""
+    sre.agent.webhook_url = url
+    sre.agent.save(update_fields=["webhook_url"])
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_webhook_to_a_loopback_destination_is_not_sent(
+    sre, escalate, receiver_factory, settings, host
+):
+    settings.CONSOLE_WEBHOOK_ALLOW_PRIVATE = False
+    receiver = receiver_factory()
+    escalation = escalate()
+    _point_webhook_at(sre, receiver.url.replace("127.0.0.1", host))
+    assert escalation_notify_webhook(str(escalation.pk), "escalation.created") is None
+    assert receiver.wait_for(1, timeout=1.0) == []
+
+
+def test_webhook_follows_no_redirect(sre, escalate, receiver_factory):
+    target = receiver_factory()
+    redirector = receiver_factory(statuses=[307], location=target.url)
+    escalation = escalate()
+    _point_webhook_at(sre, redirector.url)
+    assert escalation_notify_webhook(str(escalation.pk), "escalation.created") == 307
+    assert len(redirector.wait_for(1)) == 1
+    assert target.wait_for(1, timeout=1.0) == []
+
+
+def test_webhook_by_name_connects_to_a_resolved_address_and_keeps_the_host(
+    sre, escalate, receiver_factory
+):
+    receiver = receiver_factory()
+    escalation = escalate()
+    url = receiver.url.replace("127.0.0.1", "localhost")
+    _point_webhook_at(sre, url)
+    assert escalation_notify_webhook(str(escalation.pk), "escalation.created") == 200
+    [answer] = receiver.wait_for(1)
+    assert answer["host"] == f"localhost:{receiver.server.server_port}"
+    assert answer["body"]["escalation"] == str(escalation.pk)
