@@ -86,7 +86,11 @@ def _status_filter(qs: QuerySet[Escalation], wanted: str, now: datetime) -> Quer
 def _limit(raw: str | None) -> int:
     if raw is None:
         return LIST_LIMIT_DEFAULT
-    if not raw.isdigit() or not 1 <= int(raw) <= LIST_LIMIT_MAX:
+    # ASCII digits only (str.isdigit() accepts "²", which int() refuses), and short enough
+    # that int() never meets its conversion limit.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6) or not (
+        1 <= int(raw) <= LIST_LIMIT_MAX
+    ):
         raise ApiError("Bad limit.", fields={"/limit": [f"An integer 1-{LIST_LIMIT_MAX}."]})
     return int(raw)
 

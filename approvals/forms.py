@@ -9,6 +9,7 @@ from django import forms
 
 from approvals.models import EscalationStatus
 from approvals.selectors import HistoryFilters
+from console.parsers import DocumentRefused, ensure_storable, json_loads
 
 
 class HistoryFilterForm(forms.Form):
@@ -36,8 +37,11 @@ def parse_args_text(text: str | None) -> tuple[Any, dict[str, list[str]]]:
     if text is None or not text.strip():
         return None, {}
     try:
-        return json.loads(text), {}
+        return ensure_storable(json_loads(text)), {}
     except json.JSONDecodeError as exc:
         return None, {
             "/args": [f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."]
         }
+    except DocumentRefused as exc:
+        fields = exc.fields or {"": [exc.message]}
+        return None, {f"/args{pointer}": messages for pointer, messages in fields.items()}

@@ -47,3 +47,25 @@ def test_decision_args_with_an_unusable_number_are_a_400(reviewer_client, escala
     assert "/args/replicas" in response.json()["error"]["fields"]
     escalation.refresh_from_db()
     assert escalation.status == EscalationStatus.PENDING
+
+
+@pytest.mark.parametrize("limit", ["9" * 5000, "²", "0", "-1", "abc"])
+def test_a_list_limit_that_is_not_a_small_ascii_integer_is_a_400(reviewer_client, limit):
+    response = reviewer_client.get("/api/v1/escalations", {"limit": limit})
+    assert response.status_code == 400, response.content[:300]
+    assert "/limit" in response.json()["error"]["fields"]
+
+
+@pytest.mark.parametrize(("number", "problem"), [("9" * 5000, "5000 digits"), ("1e999", "finite")])
+def test_inbox_edited_args_with_an_unusable_number_are_a_form_error(
+    reviewer_client, escalate, number, problem
+):
+    escalation = escalate("scale_deployment", {"service": "web", "replicas": 2})
+    text = '{"service": "web", "replicas": ' + number + "}"
+    response = reviewer_client.post(
+        f"/approvals/{escalation.pk}/decision/", {"outcome": "approve", "args": text}, follow=True
+    )
+    assert response.status_code == 200, response.status_code
+    assert problem in response.content.decode()
+    escalation.refresh_from_db()
+    assert escalation.status == EscalationStatus.PENDING
