@@ -34,6 +34,7 @@ from agents.forms import (
 )
 from agents.models import Agent, CustomAgent, Hook
 from agents.validation import ValidationFailed
+from audit.selectors import dead_letter_summary
 from console.api import yaml_dump
 from console.roles import is_admin
 
@@ -117,7 +118,9 @@ def agent_list(request: HtmxHttpRequest) -> HttpResponse:
 def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     groups = selectors.hook_groups(agent, None)
-    context = _agent_page(agent, "hooks", groups=groups, custom_agent=None)
+    context = _agent_page(
+        agent, "hooks", groups=groups, custom_agent=None, dead_letters=dead_letter_summary(agent)
+    )
     return _render(request, "agents/agent_hooks.html", "hooks", context)
 
 
