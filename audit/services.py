@@ -294,7 +294,7 @@ def dead_letters_report(*, actor: Any, agent: Agent, reports: list[DeadLetterRow
         governance_event_record(
             actor=actor,
             action="records.dead_lettered",
-            summary=f"{agent.slug} kept {count} records the console refused "
+            summary=f"{agent.slug} kept {count} record{'' if count == 1 else 's'} the console refused "
             f"({last.status}: {last.error})",
             agent=agent,
             after={
