@@ -429,8 +429,7 @@ def _meta_errors(meta: Any) -> list[tuple[str, str]]:
         elif value is None:
             continue
         elif key == "revision" and isinstance(value, int) and not isinstance(value, bool):
-            if not 0 <= value <= BIGINT_MAX:
-                errors.append((_pointer([key]), f"must be between 0 and {BIGINT_MAX}."))
+            continue
         elif not isinstance(value, str):
             errors.append((_pointer([key]), "must be a string."))
         elif len(value) > META_KEYS[key]:

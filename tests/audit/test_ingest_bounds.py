@@ -123,14 +123,6 @@ def test_each_limit_is_inclusive(client, sre, member, limit, place):
     assert f"at most {limit} characters" in json.dumps(refused.json())
 
 
-def test_a_revision_past_bigint_is_refused_not_a_server_error(client, sre):
-    batch = items(sdk_session(["ls"]), revision=10**30)
-    raw = json.dumps(batch)
-    response = client.post(URL, data=raw, content_type="application/json", **sre.headers())
-    assert response.status_code == 400
-    assert set(response.json()["error"]["fields"]) == {f"/{i}/meta/revision" for i in range(5)}
-
-
 class _Attesting:
     """An interceptor returning what the SDK documents for evidence and a long message:
     the SDK's own record of it must be accepted."""
