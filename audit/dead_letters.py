@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from audit.ingest import MAX_BATCH, BatchInvalid
+from audit.ingest import MAX_BATCH, BatchInvalid, parse_timestamp
 
 MAX_REPORTS = 100
 BATCH_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -43,13 +43,8 @@ def _int_in(value: Any, low: int, high: int) -> bool:
 def _refused_at(value: Any) -> dt.datetime | str:
     if not isinstance(value, str) or len(value) > 64:
         return "must be an RFC 3339 timestamp."
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-        if parsed.tzinfo is None:
-            return "must carry a UTC offset."
-        return parsed.astimezone(dt.UTC)
-    except (ValueError, OverflowError):
-        return "must be an RFC 3339 timestamp."
+    parsed = parse_timestamp(value)
+    return "must be an RFC 3339 timestamp." if parsed is None else parsed
 
 
 def _report_errors(report: Any) -> dict[str, str]:

@@ -52,6 +52,7 @@ INT_MAX = 2**31 - 1
 REJECTED_REASONS = frozenset({"reviewer_rejected", "approval_cancelled"})
 EXPIRED_REASONS = frozenset({"approval_expired"})
 HOST_ERROR_PREFIX = "host_error:"
+MAX_UTC_OFFSET = dt.timedelta(hours=14)
 
 # Bounds of the record wire (characters; arrays in items). The SDK bounds none of these
 # except the messages (256 UTF-8 bytes, then "…": at most 257 characters) and the evidence
@@ -403,17 +404,25 @@ def _decided_hook(record: dict[str, Any], verdicts: list[dict[str, Any]], reason
     return ""
 
 
-def _timestamp(raw: Any) -> dt.datetime | None | str:
-    """Parsed aware datetime, None when absent, or an error message."""
+def parse_timestamp(raw: Any) -> dt.datetime | None | str:
+    """The instant in UTC, None when absent, or an error message. Offsets are at most ±14:00
+    (RFC 3339 in practice; PostgreSQL refuses larger ones) and the instant must fall in years
+    1-9999 in UTC, or the stored row could not be read back."""
     if raw is None:
         return None
     try:
         parsed = dt.datetime.fromisoformat(raw)
     except ValueError:
-        return f"{raw!r} is not an RFC 3339 timestamp."
-    if parsed.tzinfo is None:
-        return f"{raw!r} has no UTC offset."
-    return parsed
+        return "is not an RFC 3339 timestamp."
+    offset = parsed.utcoffset()
+    if offset is None:
+        return "has no UTC offset."
+    if abs(offset) > MAX_UTC_OFFSET:
+        return "has a UTC offset beyond ±14:00."
+    try:
+        return parsed.astimezone(dt.UTC)
+    except OverflowError:
+        return "is outside the years 1 to 9999 in UTC."
 
 
 def _meta_errors(meta: Any) -> list[tuple[str, str]]:
@@ -446,7 +455,7 @@ def row_from_item(record: dict[str, Any], meta: dict[str, Any] | None) -> Record
     reason = verdict.get("reason") or ""
     verdicts = record.get("verdicts") or []
     hook_ids = list(dict.fromkeys(str(v["name"]) for v in verdicts if v.get("name")))
-    timestamp = _timestamp(record.get("timestamp"))
+    timestamp = parse_timestamp(record.get("timestamp"))
     revision = meta.get("revision")
     return RecordRow(
         custom_agent=meta.get("custom_agent") or "",
@@ -486,7 +495,7 @@ def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, 
         record = item["record"]
         record_problems = record_errors(record)
         if not record_problems:
-            stamp = _timestamp(record.get("timestamp"))
+            stamp = parse_timestamp(record.get("timestamp"))
             if isinstance(stamp, str):
                 record_problems = [("/timestamp", stamp)]
             elif check_strings:

@@ -158,3 +158,33 @@ def test_the_sdks_own_evidence_and_truncated_message_are_accepted(client, sre):
     response = post(client, items([wire]), sre.headers())
     assert response.status_code == 202, response.content
     assert InterceptionRecord.objects.get().raw == wire
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "0001-01-01T00:00:00+14:00",  # year 0 in UTC
+        "9999-12-31T23:59:59-14:00",  # year 10000 in UTC
+        "2026-01-01T00:00:00+23:59",  # an offset PostgreSQL refuses
+        "2026-11-30T06:51:49",  # no offset
+    ],
+)
+def test_a_timestamp_that_could_not_be_stored_or_read_back_is_refused(
+    client, sre, auditor_client, stamp
+):
+    batch = items(sdk_session(["ls"]))
+    batch[0]["record"]["timestamp"] = stamp
+    response = post(client, batch, sre.headers())
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == ["/0/record/timestamp"]
+    assert auditor_client.get("/api/v1/records?agent=sre-agent").status_code == 200
+
+
+def test_a_timestamp_at_the_edges_is_stored_and_searchable(client, sre, auditor_client):
+    batch = items(sdk_session(["ls"]))
+    batch[0]["record"]["timestamp"] = "0001-01-01T14:00:00+14:00"
+    batch[1]["record"]["timestamp"] = "9999-12-31T09:59:59-14:00"
+    assert post(client, batch, sre.headers()).status_code == 202
+    found = auditor_client.get("/api/v1/records?agent=sre-agent")
+    assert found.status_code == 200 and len(found.json()["results"]) == 5
+    assert auditor_client.get("/audit/?agent=sre-agent").status_code == 200
