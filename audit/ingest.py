@@ -26,6 +26,7 @@ offending value (it may be a 200 KB string or a password).
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 import json
@@ -236,7 +237,7 @@ _NOT_HOST_SYNTHESIZED = {
 def _record_document() -> dict[str, Any]:
     """The SDK record schema, with its multi-verdict `verdicts` requirement not applied to
     host-synthesized verdicts. Fails loudly if an SDK upgrade changes that rule."""
-    document = json.loads(json.dumps(_schema_documents()[RECORD_SCHEMA_FILE]))
+    document: dict[str, Any] = copy.deepcopy(_schema_documents()[RECORD_SCHEMA_FILE])
     rules = [
         rule for rule in document.get("allOf", []) if rule.get("then") == {"required": ["verdicts"]}
     ]
