@@ -418,6 +418,8 @@ def parse_timestamp(raw: Any) -> dt.datetime | None | str:
     offset = parsed.utcoffset()
     if offset is None:
         return "has no UTC offset."
+    if not offset:
+        return parsed  # already UTC (what the SDK writes): the hot path
     if abs(offset) > MAX_UTC_OFFSET:
         return "has a UTC offset beyond ±14:00."
     try:
