@@ -1,6 +1,7 @@
 """Record API (DESIGN §4): ingest for agent tokens, search and export for auditors.
 
 POST /api/v1/records          agent token → 202 {"accepted", "duplicates"}
+POST /api/v1/records/dead-letters  agent token → 202 {"accepted", "duplicates"}
 GET  /api/v1/records          auditor/admin → {"results": [...], "next": url|null}
 GET  /api/v1/records/export   auditor/admin → streamed CSV or JSON Lines
 """
@@ -25,8 +26,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import export, services
+from audit.dead_letters import report_rows
 from audit.ingest import BatchInvalid, batch_rows, body_needs_string_check
 from audit.openapi import (
+    DEAD_LETTER_REPORTS,
     RECORD_BATCH,
     RECORDS_EXAMPLE,
     IngestAnswerSerializer,
@@ -166,6 +169,34 @@ class RecordsApi(_RecordsView):
             next_url = request.build_absolute_uri(f"{request.path}?{urlencode(query)}")
         results = [export.record_as_dict(record) for record in page.items]
         return Response({"results": results, "next": next_url})
+
+
+class RecordDeadLettersApi(_RecordsView):
+    permission_classes = [IsAgent]
+
+    @extend_schema(
+        request=DEAD_LETTER_REPORTS,
+        responses={202: IngestAnswerSerializer, **errors(400, 503)},
+        description="Record batches this console refused and the agent kept in its "
+        "dead-letter file: counted and shown on the agent's page. Idempotent on batch.",
+    )
+    def post(self, request: Request) -> Response:
+        if not (request.content_type or "").startswith("application/json"):
+            raise ApiError(
+                "Send the reports as application/json.",
+                code="unsupported_media_type",
+                status_code=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            )
+        try:
+            reports = report_rows(_parse_json(request.body))
+        except BatchInvalid as exc:
+            raise ApiError(exc.message, fields=exc.fields) from None
+        agent = request.user.agent  # type: ignore[union-attr]
+        result = services.dead_letters_report(actor=request.user, agent=agent, reports=reports)
+        return Response(
+            {"accepted": result.accepted, "duplicates": result.duplicates},
+            status=status.HTTP_202_ACCEPTED,
+        )
 
 
 class RecordsExportApi(_RecordsView):

@@ -257,3 +257,30 @@ class GovernanceEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action}"
+
+
+class DeadLetterReport(models.Model):
+    """One batch of records the console refused, as its agent reported it: the agent keeps
+    the records in its dead-letter file (console_client.records) and tells the console how
+    many there were and why, so the loss is visible on the agent's page. Idempotent on
+    (agent, batch)."""
+
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    batch = models.CharField(max_length=64)
+    records = models.PositiveIntegerField()
+    status = models.PositiveSmallIntegerField()
+    error = models.CharField(max_length=1000, blank=True)
+    refused_at = models.DateTimeField()
+    reported_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-refused_at", "-id"]
+        constraints = [
+            # Also the index of the agent page's lookups (agent first).
+            models.UniqueConstraint(fields=["agent", "batch"], name="deadletter_unique_batch")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {self.records} refused ({self.status})"

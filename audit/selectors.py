@@ -28,13 +28,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from agents.models import Mode
-from audit.models import Decision, GovernanceEvent, InterceptionPoint, InterceptionRecord, Outcome
+from audit.models import (
+    DeadLetterReport,
+    Decision,
+    GovernanceEvent,
+    InterceptionPoint,
+    InterceptionRecord,
+    Outcome,
+)
 from console.roles import is_auditor
 
 RECORD_FILTERS: tuple[str, ...] = (
@@ -291,3 +298,22 @@ def governance_events_page(
     qs: QuerySet[GovernanceEvent], cursor: str | None, limit: int = DEFAULT_PAGE_SIZE
 ) -> Page[GovernanceEvent]:
     return keyset_page(qs, cursor, limit, time_field="at")
+
+
+@dataclass(frozen=True)
+class DeadLetterSummary:
+    """What an agent reported of the record batches the console refused."""
+
+    records: int
+    batches: int
+    last: DeadLetterReport
+
+
+def dead_letter_summary(agent: Any) -> DeadLetterSummary | None:
+    """Totals and the latest report for `agent`; None when it never reported one."""
+    reports = DeadLetterReport.objects.filter(agent=agent)
+    totals = reports.aggregate(records=Sum("records"), batches=Count("id"))
+    last = reports.order_by("-refused_at", "-id").first() if totals["batches"] else None
+    if last is None:
+        return None
+    return DeadLetterSummary(records=totals["records"], batches=totals["batches"], last=last)

@@ -22,9 +22,11 @@ from django.utils import timezone
 
 from agents.models import Agent
 from audit.chain import chain_schedule_seal
+from audit.dead_letters import DeadLetterRow
 from audit.ingest import RecordRow
 from audit.models import (
     ChainHead,
+    DeadLetterReport,
     GovernanceEvent,
     InterceptionRecord,
     RecordSeal,
@@ -252,6 +254,57 @@ def records_ingest(*, actor: Any, agent: Agent, rows: list[RecordRow]) -> Ingest
     except (OperationalError, InterfaceError, psycopg.OperationalError) as exc:
         raise RecordStoreUnavailable(str(exc).strip().splitlines()[0][:200]) from exc
     return IngestResult(accepted=accepted, duplicates=len(rows) - accepted)
+
+
+@transaction.atomic
+def dead_letters_report(*, actor: Any, agent: Agent, reports: list[DeadLetterRow]) -> IngestResult:
+    """Store the agent's reports of record batches the console refused (validated by
+    `audit.dead_letters.report_rows`); a batch already reported is counted as a duplicate.
+    The governance event names how many records the agent could not deliver."""
+    # One reporter of an agent at a time: the duplicate check below then holds.
+    Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk").get()
+    batches = {report.batch for report in reports}
+    known = set(
+        DeadLetterReport.objects.filter(agent=agent, batch__in=batches).values_list(
+            "batch", flat=True
+        )
+    )
+    fresh: dict[str, DeadLetterRow] = {}
+    for report in reports:
+        if report.batch not in known:
+            fresh.setdefault(report.batch, report)
+    if fresh:
+        now = timezone.now()
+        DeadLetterReport.objects.bulk_create(
+            [
+                DeadLetterReport(
+                    agent=agent,
+                    batch=report.batch,
+                    records=report.records,
+                    status=report.status,
+                    error=report.error,
+                    refused_at=report.refused_at,
+                    reported_at=now,
+                )
+                for report in fresh.values()
+            ]
+        )
+        count = sum(report.records for report in fresh.values())
+        last = max(fresh.values(), key=lambda report: report.refused_at)
+        governance_event_record(
+            actor=actor,
+            action="records.dead_lettered",
+            summary=f"{agent.slug} kept {count} record{'' if count == 1 else 's'} the console refused "
+            f"({last.status}: {last.error})",
+            agent=agent,
+            after={
+                "records": count,
+                "batches": sorted(fresh),
+                "last_status": last.status,
+                "last_error": last.error,
+            },
+        )
+    return IngestResult(accepted=len(fresh), duplicates=len(reports) - len(fresh))
 
 
 PURGE_BATCH = 5000

@@ -126,6 +126,17 @@ def _records_body(world: World) -> str:
     return _json(items(sdk_session(["ls"]), framework="agent_framework"))
 
 
+def _dead_letters_body(world: World) -> str:
+    report = {
+        "batch": "b0d1e5",
+        "records": 2,
+        "status": 400,
+        "error": "invalid: Item 0 is invalid at /0/record/session_id",
+        "refused_at": "2026-11-30T06:51:49+00:00",
+    }
+    return _json([report])
+
+
 JSON = "application/json"
 # Django's FormView answers PUT as it answers POST.
 DJANGO_FORM_VIEW = frozenset({"PUT"})
@@ -285,6 +296,15 @@ ROWS: list[Row] = [
         "/api/v1/records",
         api(202, "agent", "agent_other"),
         _records_body,
+        JSON,
+        writes=True,
+    ),
+    Row(
+        "api/v1/records/dead-letters",
+        "POST",
+        "/api/v1/records/dead-letters",
+        api(202, "agent", "agent_other"),
+        _dead_letters_body,
         JSON,
         writes=True,
     ),

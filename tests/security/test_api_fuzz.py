@@ -118,6 +118,7 @@ MUST_SUCCEED = {
     "POST /api/v1/escalations/{id}/decision": {"pat_admin", "pat_rev"},
     "GET /api/v1/records": {"pat_admin", "pat_auditor"},
     "POST /api/v1/records": {"agent"},
+    "POST /api/v1/records/dead-letters": {"agent"},
     "GET /api/v1/records/export": {"pat_admin", "pat_auditor"},
     "GET /api/v2/extendedAgent/agents": {"pat_admin", "agent"},
     "GET /api/v2/extendedAgent/agents/{name}": {"pat_admin", "agent"},
