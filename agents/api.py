@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents import services
+from agents.auth import principal_agent
 from agents.models import Agent, CustomAgent
 from agents.openapi import (
     DOCUMENT_EXAMPLE,
@@ -35,6 +36,7 @@ from agents.selectors import (
     get_custom_agent,
 )
 from agents.validation import NAME_RE, ValidationFailed
+from console.actors import is_agent, request_actor
 from console.api import YAML_PARSERS, ApiError, JSONParser, YAMLRenderer
 from console.auth import IsAgentOrAdmin
 from console.openapi import errors
@@ -54,9 +56,8 @@ def with_warnings(body: dict[str, Any], warnings: dict[str, list[str]]) -> dict[
 
 def request_agent(request: Request) -> Agent:
     user = request.user
-    if getattr(user, "is_agent", False):
-        agent: Agent = user.agent  # type: ignore[union-attr]
-        return agent
+    if is_agent(user):
+        return principal_agent(user)
     slug = request.query_params.get("agent")
     if not slug:
         raise ApiError(
@@ -113,7 +114,7 @@ class CustomAgentDetailApi(_AgentConfigView):
         agent = request_agent(request)
         try:
             custom_agent, created, warnings = services.custom_agent_put(
-                actor=request.user, agent=agent, name=name, document=request.data
+                actor=request_actor(request), agent=agent, name=name, document=request.data
             )
         except ValidationFailed as exc:
             raise invalid(exc) from None
@@ -125,7 +126,7 @@ class CustomAgentDetailApi(_AgentConfigView):
     @extend_schema(parameters=[AGENT_PARAM], responses={204: None, **errors(400, 404)})
     def delete(self, request: Request, name: str) -> Response:
         custom_agent = _custom_agent(request, name)
-        services.custom_agent_delete(actor=request.user, custom_agent=custom_agent)
+        services.custom_agent_delete(actor=request_actor(request), custom_agent=custom_agent)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -146,7 +147,7 @@ class AgentHooksApi(_AgentConfigView):
         agent = request_agent(request)
         try:
             warnings = services.agent_hooks_replace(
-                actor=request.user, agent=agent, document=request.data
+                actor=request_actor(request), agent=agent, document=request.data
             )
         except ValidationFailed as exc:
             raise invalid(exc) from None

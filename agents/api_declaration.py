@@ -8,8 +8,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.auth import principal_agent
 from agents.declaration import declaration_document
-from agents.models import Agent
 from agents.openapi import DeclarationSerializer
 from agents.selectors import get_custom_agent
 from console.auth import IsAgent
@@ -35,7 +35,7 @@ class DeclarationApi(APIView):
         responses={200: DeclarationSerializer, 304: None, **errors(404)},
     )
     def get(self, request: Request) -> Response:
-        agent: Agent = request.user.agent  # type: ignore[union-attr]
+        agent = principal_agent(request.user)
         name = request.query_params.get("custom_agent") or None
         custom_agent = get_custom_agent(agent, name) if name else None
         document = declaration_document(agent, custom_agent)

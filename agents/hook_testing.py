@@ -16,8 +16,11 @@ from typing import Any
 
 from django.db import transaction
 
+from agents.models import Agent, Hook
 from agents.validation import EVENTS, Problems, ValidationFailed, validate_hook
-from audit.services import governance_event_record
+from console.actors import Actor
+from console.governance.actions import GovernanceAction
+from console.governance.services import governance_event_record
 from console_client.context_mapping import sample_context as _sample_context
 from console_client.results import HookResult
 
@@ -81,12 +84,12 @@ def _run(definition: dict[str, Any], context: dict[str, Any], transcript: Path) 
 
 def hook_test_run(
     *,
-    actor: Any,
+    actor: Actor | None,
     hook_definition: dict[str, Any],
     event: str,
     context: dict[str, Any],
-    agent: Any = None,
-    hook: Any = None,
+    agent: Agent | None = None,
+    hook: Hook | None = None,
 ) -> dict[str, Any]:
     """Run the hook once; returns what it decided and what it printed."""
     definition, _warnings = hook_test_validate(
@@ -120,7 +123,7 @@ def hook_test_run(
     with transaction.atomic():
         governance_event_record(
             actor=actor,
-            action="hook.tested",
+            action=GovernanceAction.HOOK_TESTED,
             agent=agent,
             target=hook,
             summary=f"Tested a {definition['type']} {event} hook: {result.decision}"

@@ -13,6 +13,7 @@ from django.http import Http404
 
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook
 from agents.validation import EVENTS, custom_agent_document, hooks_document, validate_hook
+from console.actors import is_agent
 from console.api import yaml_dump
 from console.roles import is_admin, is_auditor, is_reviewer
 
@@ -23,7 +24,7 @@ from console_client.context_mapping import matcher_matches
 
 def agents_visible_to(user: Any) -> QuerySet[Agent]:
     """Agents a person may see: admins, auditors and reviewers see all; agents see themselves."""
-    if getattr(user, "is_agent", False):
+    if is_agent(user):
         return Agent.objects.filter(pk=user.agent.pk)
     if is_admin(user) or is_auditor(user) or is_reviewer(user):
         return Agent.objects.all()
@@ -32,9 +33,7 @@ def agents_visible_to(user: Any) -> QuerySet[Agent]:
 
 def get_agent_for_user(user: Any, slug: str, *, write: bool = False) -> Agent:
     """The agent `slug` if `user` may read it (and, with write=True, change it); else 404."""
-    if write and not (
-        is_admin(user) or (getattr(user, "is_agent", False) and user.agent.slug == slug)
-    ):
+    if write and not (is_admin(user) or (is_agent(user) and user.agent.slug == slug)):
         raise Http404("No such agent.")
     agent = agents_visible_to(user).filter(slug=slug).first()
     if agent is None:

@@ -26,8 +26,9 @@ from agents.validation import (
     validate_hooks_map,
     validate_name,
 )
-from audit.services import governance_event_record
-from console.auth import actor_label, actor_user
+from console.actors import Actor, actor_label, actor_user
+from console.governance.actions import GovernanceAction
+from console.governance.services import governance_event_record
 from console.outbound import webhook_url_problems
 from console.tokens import AGENT_TOKEN_KIND, token_generate
 
@@ -40,10 +41,10 @@ class IssuedToken:
 
 def _record_change(
     *,
-    actor: Any,
+    actor: Actor | None,
     agent: Agent,
     custom_agent_name: str = "",
-    action: str,
+    action: GovernanceAction,
     summary: str,
     target: Any = None,
     deleted: bool = False,
@@ -138,7 +139,9 @@ def _replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[H
 
 
 @transaction.atomic
-def agent_create(*, actor: Any, slug: str, display_name: str = "", description: str = "") -> Agent:
+def agent_create(
+    *, actor: Actor | None, slug: str, display_name: str = "", description: str = ""
+) -> Agent:
     problems = Problems()
     validate_name(slug, "/slug", problems)
     if not problems.errors and Agent.objects.filter(slug=slug).exists():
@@ -149,7 +152,7 @@ def agent_create(*, actor: Any, slug: str, display_name: str = "", description: 
     _record_change(
         actor=actor,
         agent=agent,
-        action="agent.created",
+        action=GovernanceAction.AGENT_CREATED,
         summary=f"Created agent {slug}",
         target=agent,
     )
@@ -157,7 +160,7 @@ def agent_create(*, actor: Any, slug: str, display_name: str = "", description: 
 
 
 @transaction.atomic
-def agent_set_mode(*, actor: Any, agent: Agent, mode: str) -> Agent:
+def agent_set_mode(*, actor: Actor | None, agent: Agent, mode: str) -> Agent:
     if mode not in Mode.values:
         raise ValidationFailed(
             Problems(errors={"/mode": [f"mode must be one of {', '.join(Mode.values)}."]})
@@ -171,7 +174,7 @@ def agent_set_mode(*, actor: Any, agent: Agent, mode: str) -> Agent:
     _record_change(
         actor=actor,
         agent=agent,
-        action="agent.mode_changed",
+        action=GovernanceAction.AGENT_MODE_CHANGED,
         summary=f"Mode {before} → {mode}",
         target=agent,
     )
@@ -180,7 +183,7 @@ def agent_set_mode(*, actor: Any, agent: Agent, mode: str) -> Agent:
 
 def agent_settings_update(
     *,
-    actor: Any,
+    actor: Actor | None,
     agent: Agent,
     display_name: str,
     description: str,
@@ -208,7 +211,7 @@ def agent_settings_update(
         )  # fmt: skip
         governance_event_record(
             actor=actor,
-            action="agent.settings_changed",
+            action=GovernanceAction.AGENT_SETTINGS_CHANGED,
             summary=f"Updated settings of {agent.slug}",
             agent=agent,
             target=agent,
@@ -216,7 +219,9 @@ def agent_settings_update(
     return agent
 
 
-def agent_hooks_replace(*, actor: Any, agent: Agent, document: Any) -> dict[str, list[str]]:
+def agent_hooks_replace(
+    *, actor: Actor | None, agent: Agent, document: Any
+) -> dict[str, list[str]]:
     """PUT /api/v1/agent/hooks: `{"hooks": {...}}` replaces every agent-level hook."""
     problems = Problems()
     if not isinstance(document, dict):
@@ -238,7 +243,7 @@ def agent_hooks_replace(*, actor: Any, agent: Agent, document: Any) -> dict[str,
         _record_change(
             actor=actor,
             agent=agent,
-            action="hooks.replaced",
+            action=GovernanceAction.HOOKS_REPLACED,
             summary=f"Replaced agent-level hooks ({len(hooks)})",
         )
     return problems.warnings
@@ -246,7 +251,12 @@ def agent_hooks_replace(*, actor: Any, agent: Agent, document: Any) -> dict[str,
 
 @transaction.atomic
 def hook_create(
-    *, actor: Any, agent: Agent, custom_agent: CustomAgent | None, event: str, raw: dict[str, Any]
+    *,
+    actor: Actor | None,
+    agent: Agent,
+    custom_agent: CustomAgent | None,
+    event: str,
+    raw: dict[str, Any],
 ) -> tuple[Hook, dict[str, list[str]]]:
     hook_input, problems = validate_hook(raw, event=event)
     if event not in ("Stop", "PostToolUse", "PreToolUse"):
@@ -276,7 +286,7 @@ def hook_create(
         actor=actor,
         agent=agent,
         custom_agent_name=custom_agent.name if custom_agent else "",
-        action="hook.created",
+        action=GovernanceAction.HOOK_CREATED,
         summary=f"Added {hook.hook_type} {event} hook {hook.key} ({_scope_label(custom_agent)})",
         target=hook,
     )
@@ -285,7 +295,7 @@ def hook_create(
 
 @transaction.atomic
 def hook_update(
-    *, actor: Any, hook: Hook, raw: dict[str, Any]
+    *, actor: Actor | None, hook: Hook, raw: dict[str, Any]
 ) -> tuple[Hook, dict[str, list[str]]]:
     hook_input, problems = validate_hook(raw, event=hook.event)
     if hook_input is None or problems.errors:
@@ -298,7 +308,7 @@ def hook_update(
         actor=actor,
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
-        action="hook.updated",
+        action=GovernanceAction.HOOK_UPDATED,
         summary=f"Edited {hook.event} hook {hook.key} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
@@ -306,7 +316,7 @@ def hook_update(
 
 
 @transaction.atomic
-def hook_set_enabled(*, actor: Any, hook: Hook, enabled: bool) -> Hook:
+def hook_set_enabled(*, actor: Actor | None, hook: Hook, enabled: bool) -> Hook:
     _lock_hook(hook)
     if hook.enabled == enabled:
         return hook
@@ -316,7 +326,7 @@ def hook_set_enabled(*, actor: Any, hook: Hook, enabled: bool) -> Hook:
         actor=actor,
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
-        action="hook.enabled" if enabled else "hook.disabled",
+        action=GovernanceAction.HOOK_ENABLED if enabled else GovernanceAction.HOOK_DISABLED,
         summary=f"{'Enabled' if enabled else 'Disabled'} {hook.event} hook {hook.key} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
@@ -324,7 +334,7 @@ def hook_set_enabled(*, actor: Any, hook: Hook, enabled: bool) -> Hook:
 
 
 @transaction.atomic
-def hook_move(*, actor: Any, hook: Hook, offset: int) -> Hook:
+def hook_move(*, actor: Actor | None, hook: Hook, offset: int) -> Hook:
     """Move a hook up (offset -1) or down (+1) within its event's list."""
     _lock_hook(hook)
     siblings = list(
@@ -345,7 +355,7 @@ def hook_move(*, actor: Any, hook: Hook, offset: int) -> Hook:
         actor=actor,
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
-        action="hook.reordered",
+        action=GovernanceAction.HOOK_REORDERED,
         summary=f"Moved {hook.event} hook {hook.key} to position {target + 1} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
@@ -353,7 +363,7 @@ def hook_move(*, actor: Any, hook: Hook, offset: int) -> Hook:
 
 
 @transaction.atomic
-def hook_delete(*, actor: Any, hook: Hook) -> None:
+def hook_delete(*, actor: Actor | None, hook: Hook) -> None:
     _lock_hook(hook)
     agent, custom_agent, key, event = hook.agent, hook.custom_agent, hook.key, hook.event
     siblings = Hook.objects.filter(
@@ -365,13 +375,13 @@ def hook_delete(*, actor: Any, hook: Hook) -> None:
         actor=actor,
         agent=agent,
         custom_agent_name=custom_agent.name if custom_agent else "",
-        action="hook.deleted",
+        action=GovernanceAction.HOOK_DELETED,
         summary=f"Deleted {event} hook {key} ({_scope_label(custom_agent)})",
     )
 
 
 def custom_agent_put(
-    *, actor: Any, agent: Agent, name: str, document: Any
+    *, actor: Actor | None, agent: Agent, name: str, document: Any
 ) -> tuple[CustomAgent, bool, dict[str, list[str]]]:
     """Create or replace a custom agent from its v2 document. Returns (custom agent, created, warnings)."""
     metadata = document.get("metadata") if isinstance(document, dict) else None
@@ -405,7 +415,9 @@ def custom_agent_put(
             actor=actor,
             agent=agent,
             custom_agent_name=name,
-            action="custom_agent.created" if created else "custom_agent.replaced",
+            action=GovernanceAction.CUSTOM_AGENT_CREATED
+            if created
+            else GovernanceAction.CUSTOM_AGENT_REPLACED,
             summary=f"{'Created' if created else 'Replaced'} custom agent {name} ({len(parsed.hooks)} hooks)",
             target=custom_agent,
         )
@@ -415,7 +427,7 @@ def custom_agent_put(
 @transaction.atomic
 def custom_agent_create(
     *,
-    actor: Any,
+    actor: Actor | None,
     agent: Agent,
     name: str,
     instructions: str = "",
@@ -442,7 +454,7 @@ def custom_agent_create(
         actor=actor,
         agent=agent,
         custom_agent_name=name,
-        action="custom_agent.created",
+        action=GovernanceAction.CUSTOM_AGENT_CREATED,
         summary=f"Created custom agent {name}",
         target=custom_agent,
     )
@@ -452,7 +464,7 @@ def custom_agent_create(
 @transaction.atomic
 def custom_agent_update(
     *,
-    actor: Any,
+    actor: Actor | None,
     custom_agent: CustomAgent,
     instructions: str,
     handoff_description: str,
@@ -473,7 +485,7 @@ def custom_agent_update(
         actor=actor,
         agent=custom_agent.agent,
         custom_agent_name=custom_agent.name,
-        action="custom_agent.updated",
+        action=GovernanceAction.CUSTOM_AGENT_UPDATED,
         summary=f"Edited settings of custom agent {custom_agent.name}",
         target=custom_agent,
     )
@@ -481,7 +493,7 @@ def custom_agent_update(
 
 
 @transaction.atomic
-def custom_agent_delete(*, actor: Any, custom_agent: CustomAgent) -> None:
+def custom_agent_delete(*, actor: Actor | None, custom_agent: CustomAgent) -> None:
     agent, name = custom_agent.agent, custom_agent.name
     _lock_agent(agent)
     custom_agent.delete()
@@ -489,14 +501,14 @@ def custom_agent_delete(*, actor: Any, custom_agent: CustomAgent) -> None:
         actor=actor,
         agent=agent,
         custom_agent_name=name,
-        action="custom_agent.deleted",
+        action=GovernanceAction.CUSTOM_AGENT_DELETED,
         summary=f"Deleted custom agent {name}",
         deleted=True,
     )
 
 
 @transaction.atomic
-def revision_rollback(*, actor: Any, revision: ConfigRevision) -> ConfigRevision:
+def revision_rollback(*, actor: Actor | None, revision: ConfigRevision) -> ConfigRevision:
     """Restore a scope to what `revision` recorded; the restore is itself a new revision."""
     agent = revision.agent
     _lock_agent(agent)
@@ -527,7 +539,7 @@ def revision_rollback(*, actor: Any, revision: ConfigRevision) -> ConfigRevision
         actor=actor,
         agent=agent,
         custom_agent_name=revision.custom_agent_name,
-        action="revision.rolled_back",
+        action=GovernanceAction.REVISION_ROLLED_BACK,
         summary=f"Rolled back {revision.get_scope_display().lower()}"
         f"{' ' + revision.custom_agent_name if revision.custom_agent_name else ''} to revision {revision.number}",
         deleted=bool(snapshot.get("deleted")),
@@ -535,7 +547,7 @@ def revision_rollback(*, actor: Any, revision: ConfigRevision) -> ConfigRevision
 
 
 @transaction.atomic
-def agent_token_issue(*, actor: Any, agent: Agent, name: str) -> IssuedToken:
+def agent_token_issue(*, actor: Actor | None, agent: Agent, name: str) -> IssuedToken:
     name = (name or "").strip() or "default"
     new = token_generate(AGENT_TOKEN_KIND)
     token = AgentToken.objects.create(
@@ -547,7 +559,7 @@ def agent_token_issue(*, actor: Any, agent: Agent, name: str) -> IssuedToken:
     )
     governance_event_record(
         actor=actor,
-        action="token.issued",
+        action=GovernanceAction.TOKEN_ISSUED,
         summary=f"Issued agent token {name} ({new.prefix}…)",
         agent=agent,
         target=token,
@@ -556,7 +568,7 @@ def agent_token_issue(*, actor: Any, agent: Agent, name: str) -> IssuedToken:
 
 
 @transaction.atomic
-def agent_token_revoke(*, actor: Any, token: AgentToken) -> AgentToken:
+def agent_token_revoke(*, actor: Actor | None, token: AgentToken) -> AgentToken:
     updated = AgentToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )
@@ -564,7 +576,7 @@ def agent_token_revoke(*, actor: Any, token: AgentToken) -> AgentToken:
     if updated:
         governance_event_record(
             actor=actor,
-            action="token.revoked",
+            action=GovernanceAction.TOKEN_REVOKED,
             summary=f"Revoked agent token {token.name} ({token.prefix}…)",
             agent=token.agent,
             target=token,

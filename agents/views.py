@@ -36,6 +36,7 @@ from agents.forms import (
 from agents.models import Agent, CustomAgent, Hook
 from agents.validation import ValidationFailed
 from audit.selectors import dead_letter_summary
+from console.actors import request_actor
 from console.api import yaml_dump
 from console.roles import is_admin
 
@@ -108,7 +109,7 @@ def _warned(warnings: dict[str, list[str]]) -> str:
 def agent_list(request: HtmxHttpRequest) -> HttpResponse:
     form = AgentCreateForm(request.POST or None)
     if request.method == "POST":
-        agent = _apply(form, lambda d: services.agent_create(actor=request.user, **d))
+        agent = _apply(form, lambda d: services.agent_create(actor=request_actor(request), **d))
         if agent:
             url = reverse("agents:detail", args=[agent.slug])
             return _go(request, url, f"Created agent {agent.slug}.")
@@ -133,7 +134,9 @@ def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def agent_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     try:
-        services.agent_set_mode(actor=request.user, agent=agent, mode=request.POST.get("mode", ""))
+        services.agent_set_mode(
+            actor=request_actor(request), agent=agent, mode=request.POST.get("mode", "")
+        )
     except ValidationFailed as exc:
         messages.error(request, _warned(exc.fields))
     if request.htmx:
@@ -149,7 +152,8 @@ def agent_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     initial = {name: getattr(agent, name) for name in fields}
     form = AgentSettingsForm(request.POST or None, initial=initial)
     if request.method == "POST" and _apply(
-        form, lambda d: services.agent_settings_update(actor=request.user, agent=agent, **d)
+        form,
+        lambda d: services.agent_settings_update(actor=request_actor(request), agent=agent, **d),
     ):
         return _go(request, reverse("agents:settings", args=[slug]), "Settings saved.")
     context = _agent_page(agent, "settings", form=form)
@@ -197,7 +201,7 @@ def hook_create(request: HtmxHttpRequest, slug: str, name: str | None = None) ->
         saved = _apply(
             form,
             lambda d: services.hook_create(
-                actor=request.user,
+                actor=request_actor(request),
                 agent=agent,
                 custom_agent=custom_agent,
                 event=d["event"],
@@ -218,7 +222,8 @@ def hook_edit(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     form = HookForm(request.POST or None, hook=hook)
     if request.method == "POST":
         saved = _apply(
-            form, lambda d: services.hook_update(actor=request.user, hook=hook, raw=d["raw"])
+            form,
+            lambda d: services.hook_update(actor=request_actor(request), hook=hook, raw=d["raw"]),
         )
         if saved:
             return _hook_saved(request, *saved)
@@ -234,7 +239,7 @@ def hook_edit(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
 def hook_enabled(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = _hook_for(request, slug, key)
     enabled = request.POST.get("enabled") == "1"
-    services.hook_set_enabled(actor=request.user, hook=hook, enabled=enabled)
+    services.hook_set_enabled(actor=request_actor(request), hook=hook, enabled=enabled)
     return _hooks_changed(request, hook, f"{'Enabled' if enabled else 'Disabled'} {hook.key}.")
 
 
@@ -243,7 +248,7 @@ def hook_enabled(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
 def hook_move(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = _hook_for(request, slug, key)
     offset = -1 if request.POST.get("direction") == "up" else 1
-    services.hook_move(actor=request.user, hook=hook, offset=offset)
+    services.hook_move(actor=request_actor(request), hook=hook, offset=offset)
     return _hooks_changed(request, hook, f"Moved {hook.key}.")
 
 
@@ -251,7 +256,7 @@ def hook_move(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
 @require_POST
 def hook_delete(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = _hook_for(request, slug, key)
-    services.hook_delete(actor=request.user, hook=hook)
+    services.hook_delete(actor=request_actor(request), hook=hook)
     return _hooks_changed(request, hook, f"Deleted {hook.event} hook {hook.key}.")
 
 
@@ -282,7 +287,8 @@ def custom_agent_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     form = CustomAgentForm(request.POST or None)
     if request.method == "POST":
         created = _apply(
-            form, lambda d: services.custom_agent_create(actor=request.user, agent=agent, **d)
+            form,
+            lambda d: services.custom_agent_create(actor=request_actor(request), agent=agent, **d),
         )
         if created:
             url = _scope_url(agent, created)
@@ -299,7 +305,7 @@ def custom_agent_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     saved = _apply(
         form,
         lambda d: services.custom_agent_put(
-            actor=request.user, agent=agent, name=d["name"], document=d["document"]
+            actor=request_actor(request), agent=agent, name=d["name"], document=d["document"]
         ),
     )
     if saved:
@@ -339,7 +345,9 @@ def custom_agent_settings(request: HtmxHttpRequest, slug: str, name: str) -> Htt
     form = CustomAgentSettingsForm(request.POST or None, initial=initial)
     if request.method == "POST" and _apply(
         form,
-        lambda d: services.custom_agent_update(actor=request.user, custom_agent=custom_agent, **d),
+        lambda d: services.custom_agent_update(
+            actor=request_actor(request), custom_agent=custom_agent, **d
+        ),
     ):
         return _go(request, request.path, f"Saved settings of {name}.")
     context = _agent_page(
@@ -352,7 +360,7 @@ def custom_agent_settings(request: HtmxHttpRequest, slug: str, name: str) -> Htt
 @require_POST
 def custom_agent_delete(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
     custom_agent = _custom_agent_for(request, slug, name)
-    services.custom_agent_delete(actor=request.user, custom_agent=custom_agent)
+    services.custom_agent_delete(actor=request_actor(request), custom_agent=custom_agent)
     url = reverse("agents:custom_agents", args=[slug])
     return _go(request, url, f"Deleted custom agent {name}; its history is kept.")
 
@@ -367,7 +375,10 @@ def custom_agent_yaml(request: HtmxHttpRequest, slug: str, name: str) -> HttpRes
         saved = _apply(
             form,
             lambda d: services.custom_agent_put(
-                actor=request.user, agent=custom_agent.agent, name=name, document=d["document"]
+                actor=request_actor(request),
+                agent=custom_agent.agent,
+                name=name,
+                document=d["document"],
             ),
         )
         if saved:
@@ -402,7 +413,7 @@ def agent_tokens(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         # Rendered, not redirected: the plaintext exists only in this one response.
         issued = services.agent_token_issue(
-            actor=request.user, agent=agent, name=form.cleaned_data["name"]
+            actor=request_actor(request), agent=agent, name=form.cleaned_data["name"]
         )
         form = TokenForm()
     page = selectors.page_of(selectors.agent_tokens(agent), request.GET.get("page"))
@@ -417,7 +428,7 @@ def agent_tokens(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def agent_token_revoke(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     token = services.agent_token_revoke(
-        actor=request.user, token=selectors.get_agent_token(agent, pk)
+        actor=request_actor(request), token=selectors.get_agent_token(agent, pk)
     )
     page = selectors.page_of(selectors.agent_tokens(agent), request.POST.get("page"))
     if request.htmx:
@@ -487,7 +498,7 @@ def revision_rollback(request: HtmxHttpRequest, slug: str, number: int) -> HttpR
         else reverse("agents:history", args=[slug])
     )
     try:
-        restored = services.revision_rollback(actor=request.user, revision=revision)
+        restored = services.revision_rollback(actor=request_actor(request), revision=revision)
     except ValidationFailed as exc:
         return _go(request, url, f"Cannot roll back: {_warned(exc.fields)}", messages.ERROR)
     text = f"Rolled back to revision {number} (recorded as revision {restored.number})."

@@ -11,6 +11,7 @@ from django.http import HttpRequest
 
 from approvals import services
 from approvals.models import Escalation, EscalationVote, ReviewerScope
+from console.actors import request_actor
 
 if TYPE_CHECKING:
     VoteInlineBase = admin.TabularInline[EscalationVote, Escalation]
@@ -56,7 +57,9 @@ class EscalationAdmin(EscalationAdminBase):
         for escalation in queryset:
             try:
                 services.escalation_cancel(
-                    escalation=escalation, actor=request.user, reason="Cancelled by an admin."
+                    escalation=escalation,
+                    actor=request_actor(request),
+                    reason="Cancelled by an admin.",
                 )
                 cancelled += 1
             except (services.DecisionConflict, services.DecisionForbidden) as exc:
@@ -73,12 +76,12 @@ class ReviewerScopeAdmin(ScopeAdminBase):
         agents = [scope.agent for scope in ReviewerScope.objects.filter(user=obj.user)]
         if obj.agent not in agents:
             agents.append(obj.agent)
-        services.reviewer_scope_set(actor=request.user, user=obj.user, agents=agents)
+        services.reviewer_scope_set(actor=request_actor(request), user=obj.user, agents=agents)
         obj.pk = ReviewerScope.objects.get(user=obj.user, agent=obj.agent).pk
 
     def delete_model(self, request: HttpRequest, obj: ReviewerScope) -> None:
         agents = [s.agent for s in ReviewerScope.objects.filter(user=obj.user) if s.pk != obj.pk]
-        services.reviewer_scope_set(actor=request.user, user=obj.user, agents=agents)
+        services.reviewer_scope_set(actor=request_actor(request), user=obj.user, agents=agents)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

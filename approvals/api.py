@@ -35,8 +35,9 @@ from approvals.openapi import (
 from approvals.selectors import escalations_visible_to, get_escalation_for_user
 from approvals.validation import InvalidInput, parse_decision
 from approvals.wire import created_answer, iso, list_item
+from console.actors import is_agent, request_actor
 from console.api import ApiError
-from console.auth import IsAgent, IsReviewer, is_agent
+from console.auth import IsAgent, IsReviewer
 from console.openapi import errors
 
 LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX = 50, 200
@@ -142,7 +143,7 @@ class EscalationCollectionApi(APIView):
             )
         try:
             escalation, created = services.escalation_create(
-                actor=request.user, request=body["request"], meta=body.get("meta")
+                actor=request_actor(request), request=body["request"], meta=body.get("meta")
             )
         except InvalidInput as exc:
             raise invalid(exc) from None
@@ -192,7 +193,11 @@ class EscalationDecisionApi(APIView):
         try:
             outcome, reason, args = parse_decision(request.data)
             result = services.escalation_decide(
-                escalation=escalation, actor=request.user, outcome=outcome, reason=reason, args=args
+                escalation=escalation,
+                actor=request_actor(request),
+                outcome=outcome,
+                reason=reason,
+                args=args,
             )
         except InvalidInput as exc:
             raise invalid(exc) from None

@@ -29,8 +29,9 @@ from approvals.live import escalation_group, remember_server_loop
 from approvals.models import Escalation
 from approvals.selectors import effective_status, get_escalation_for_agent
 from approvals.wire import status_answer
+from console.actors import AgentPrincipal, is_agent
 from console.api import error_body
-from console.auth import AgentPrincipal, BearerTokenAuthentication
+from console.auth import BearerTokenAuthentication
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def _principal(request: HttpRequest) -> AgentPrincipal | JsonResponse:
         principal, _token = BearerTokenAuthentication.authenticate_token(parts[1])
     except AuthenticationFailed as exc:
         return _error(401, "not_authenticated", str(exc.detail))
-    if not isinstance(principal, AgentPrincipal):
+    if not is_agent(principal):
         return _error(403, "forbidden", "This endpoint takes an agent token.")
     return principal
 

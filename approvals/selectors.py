@@ -176,3 +176,41 @@ def history_for(user: Any, filters: HistoryFilters) -> QuerySet[Escalation]:
     if filters.until:
         qs = qs.filter(created_at__lt=_day_start(filters.until) + timedelta(days=1))
     return qs.order_by("-created_at", "-id")
+
+
+# --- for the audit pages (auditors read these beside the records) ---------------------------
+
+
+def session_escalations(session_id: str, agent_ids: list[int]) -> list[Escalation]:
+    """Escalations raised inside an agent session, oldest first, with their votes."""
+    return list(
+        Escalation.objects.filter(session_id=session_id, agent_id__in=agent_ids)
+        .prefetch_related("votes")
+        .order_by("created_at", "id")
+    )
+
+
+@dataclass(frozen=True)
+class DecisionWindow:
+    """Escalations created in a period: how many still pend, and the decided ones (approved
+    or rejected; an expiry or a cancellation is not a reviewer's decision)."""
+
+    pending: int
+    decided: QuerySet[Escalation]
+
+
+def decision_window(
+    *, since: datetime, until: datetime | None, agent_slug: str | None
+) -> DecisionWindow:
+    qs = Escalation.objects.filter(created_at__gte=since)
+    if until is not None:
+        qs = qs.filter(created_at__lt=until)
+    if agent_slug:
+        qs = qs.filter(agent__slug=agent_slug)
+    decided = qs.filter(
+        decided_at__isnull=False,
+        status__in=(EscalationStatus.APPROVED, EscalationStatus.REJECTED),
+    ).order_by()
+    return DecisionWindow(
+        pending=qs.filter(status=EscalationStatus.PENDING).count(), decided=decided
+    )

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -36,12 +37,17 @@ from approvals.validation import (
     validate_request,
 )
 from approvals.wire import REASON_EXPIRED
-from audit.services import governance_event_record
-from console.auth import actor_label, actor_user, is_agent
+from console.actors import Actor, actor_label, actor_user, is_agent
+from console.governance.actions import GovernanceAction
+from console.governance.services import governance_event_record
 from console.roles import is_admin
 
 BATCH = 500
 TOOL_POINTS = ("pre_tool_call", "post_tool_call")
+DECIDED_ACTIONS: dict[str, GovernanceAction] = {
+    EscalationStatus.APPROVED: GovernanceAction.ESCALATION_APPROVED,
+    EscalationStatus.REJECTED: GovernanceAction.ESCALATION_REJECTED,
+}
 
 
 class DecisionConflict(Exception):
@@ -81,7 +87,7 @@ def _facts(request: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def escalation_create(
-    *, actor: Any, request: Any, meta: Any, now: datetime | None = None
+    *, actor: Actor | None, request: Any, meta: Any, now: datetime | None = None
 ) -> tuple[Escalation, bool]:
     """Store an agent's approval request; the same context_identity returns the first one.
 
@@ -123,7 +129,7 @@ def escalation_create(
             what = escalation.tool_name or escalation.interception_point
             governance_event_record(
                 actor=actor,
-                action="escalation.created",
+                action=GovernanceAction.ESCALATION_CREATED,
                 summary=f"{agent.slug} asked reviewers to approve {what}"
                 + (f" (hook {escalation.hook_key})" if escalation.hook_key else ""),
                 agent=agent,
@@ -149,11 +155,13 @@ def escalation_create(
     return escalation, True
 
 
-def _check_decider(escalation: Escalation, actor: Any) -> None:
+def _decider(escalation: Escalation, actor: Actor | None) -> User:
+    """The person deciding; DecisionForbidden for an agent, the system or a non-reviewer."""
     if is_agent(actor):
         raise DecisionForbidden("Agents never decide escalations, not even their own.")
-    if not reviewer_may_decide(actor, escalation.agent_id):
+    if actor is None or not reviewer_may_decide(actor, escalation.agent_id):
         raise DecisionForbidden("You may not decide escalations of this agent.")
+    return actor
 
 
 def _checked_arguments(escalation: Escalation, args: Any) -> dict[str, Any]:
@@ -179,14 +187,14 @@ def _conflict_if_closed(escalation: Escalation, now: datetime) -> None:
 def escalation_decide(
     *,
     escalation: Escalation,
-    actor: Any,
+    actor: Actor | None,
     outcome: str,
     reason: str = "",
     args: Any = None,
     now: datetime | None = None,
 ) -> DecisionResult:
     """One reviewer's vote. A rejection vetoes; the approvalsRequired-th approval approves."""
-    _check_decider(escalation, actor)
+    reviewer = _decider(escalation, actor)
     reason = (reason or "").strip()
     if outcome not in VoteOutcome.values:
         raise InvalidInput("The decision is invalid.", {"/outcome": ["Must be approve or reject."]})
@@ -202,7 +210,7 @@ def escalation_decide(
     )
     _conflict_if_closed(locked, now)
     votes = list(locked.votes.values_list("reviewer_id", "outcome"))
-    if any(reviewer_id == actor.pk for reviewer_id, _ in votes):
+    if any(reviewer_id == reviewer.pk for reviewer_id, _ in votes):
         raise DecisionConflict("You already voted on this escalation.")
     approvals = sum(1 for _, vote_outcome in votes if vote_outcome == VoteOutcome.APPROVE)
     current = locked.approved_arguments if locked.arguments_edited else locked.arguments
@@ -216,8 +224,8 @@ def escalation_decide(
     edited = proposal is not None and proposal != locked.arguments
     vote = EscalationVote.objects.create(
         escalation=locked,
-        reviewer=actor,
-        reviewer_label=actor_label(actor),
+        reviewer=reviewer,
+        reviewer_label=actor_label(reviewer),
         outcome=outcome,
         reason=reason,
         arguments_edited=edited or (locked.arguments_edited and outcome == VoteOutcome.APPROVE),
@@ -255,7 +263,7 @@ def escalation_decide(
 
 
 def _record_vote(
-    escalation: Escalation, vote: EscalationVote, actor: Any, approvals: int, final: bool
+    escalation: Escalation, vote: EscalationVote, actor: Actor | None, approvals: int, final: bool
 ) -> None:
     what = escalation.tool_name or escalation.interception_point
     tally = f"{approvals}/{escalation.approvals_required}"
@@ -267,7 +275,7 @@ def _record_vote(
         summary += ", arguments edited"
     governance_event_record(
         actor=actor,
-        action=f"escalation.{escalation.status}" if final else "escalation.voted",
+        action=DECIDED_ACTIONS[escalation.status] if final else GovernanceAction.ESCALATION_VOTED,
         summary=summary,
         agent=escalation.agent,
         target=escalation,
@@ -303,7 +311,7 @@ def _expire_batch(now: datetime) -> int:
         for escalation in Escalation.objects.filter(pk__in=ids).select_related("agent"):
             governance_event_record(
                 actor=None,
-                action="escalation.expired",
+                action=GovernanceAction.ESCALATION_EXPIRED,
                 summary=f"{escalation.tool_name or escalation.interception_point} for "
                 f"{escalation.agent.slug} expired undecided",
                 agent=escalation.agent,
@@ -329,7 +337,7 @@ def escalation_expire_overdue(*, now: datetime | None = None) -> int:
 
 
 @transaction.atomic
-def escalation_cancel(*, escalation: Escalation, actor: Any, reason: str) -> Escalation:
+def escalation_cancel(*, escalation: Escalation, actor: Actor | None, reason: str) -> Escalation:
     """An admin withdraws a pending escalation; the agent gets a deny."""
     if not is_admin(actor):
         raise DecisionForbidden("Only admins may cancel escalations.")
@@ -346,7 +354,7 @@ def escalation_cancel(*, escalation: Escalation, actor: Any, reason: str) -> Esc
     escalation.refresh_from_db()
     governance_event_record(
         actor=actor,
-        action="escalation.cancelled",
+        action=GovernanceAction.ESCALATION_CANCELLED,
         summary=f"{actor_label(actor)} cancelled the escalation of "
         f"{escalation.tool_name or escalation.interception_point}",
         agent=escalation.agent,
@@ -382,7 +390,7 @@ def _purge_batch(cutoff: datetime, now: datetime) -> int:
         for escalation in Escalation.objects.filter(pk__in=ids).select_related("agent"):
             governance_event_record(
                 actor=None,
-                action="escalation.payload_purged",
+                action=GovernanceAction.ESCALATION_PAYLOAD_PURGED,
                 summary=f"Purged the payload of a {escalation.status} escalation of "
                 f"{escalation.tool_name or escalation.interception_point} "
                 f"({settings.CONSOLE_ESCALATION_PURGE_DAYS} days after the decision)",
@@ -406,7 +414,9 @@ def escalation_purge_payloads(*, now: datetime | None = None) -> int:
 
 
 @transaction.atomic
-def reviewer_scope_set(*, actor: Any, user: Any, agents: list[Agent]) -> list[ReviewerScope]:
+def reviewer_scope_set(
+    *, actor: Actor | None, user: Any, agents: list[Agent]
+) -> list[ReviewerScope]:
     """Restrict `user` to `agents` (an empty list lifts the restriction)."""
     if actor is not None and not is_admin(actor):
         raise DecisionForbidden("Only admins may restrict reviewers.")
@@ -415,7 +425,7 @@ def reviewer_scope_set(*, actor: Any, user: Any, agents: list[Agent]) -> list[Re
     scopes = [ReviewerScope.objects.create(user=user, agent=agent) for agent in agents]
     governance_event_record(
         actor=actor,
-        action="reviewer.scope_set",
+        action=GovernanceAction.REVIEWER_SCOPE_SET,
         summary=f"Reviewer {user.username} restricted to "
         + (", ".join(sorted(a.slug for a in agents)) or "all agents"),
         target=user,

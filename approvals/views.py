@@ -31,6 +31,7 @@ from approvals.selectors import (
     pending_row,
 )
 from approvals.validation import InvalidInput
+from console.actors import request_actor
 from console.roles import is_reviewer
 
 HISTORY_PAGE_SIZE = 50
@@ -109,7 +110,11 @@ def decide(request: HttpRequest, pk: UUID) -> HttpResponse:
     if not errors:
         try:
             result = services.escalation_decide(
-                escalation=escalation, actor=request.user, outcome=outcome, reason=reason, args=args
+                escalation=escalation,
+                actor=request_actor(request),
+                outcome=outcome,
+                reason=reason,
+                args=args,
             )
         except InvalidInput as exc:
             errors = exc.fields
@@ -148,7 +153,10 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
             try:
                 escalation = get_escalation_for_user(request.user, raw, write=True)
                 services.escalation_decide(
-                    escalation=escalation, actor=request.user, outcome=outcome, reason=reason
+                    escalation=escalation,
+                    actor=request_actor(request),
+                    outcome=outcome,
+                    reason=reason,
                 )
                 done += 1
             except (InvalidInput, services.DecisionConflict, services.DecisionForbidden) as exc:

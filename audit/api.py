@@ -25,6 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.auth import principal_agent
 from audit import export, services
 from audit.dead_letters import report_rows
 from audit.ingest import BatchInvalid, batch_rows, body_needs_string_check
@@ -44,6 +45,7 @@ from audit.selectors import (
     records_filter,
     records_page,
 )
+from console.actors import request_actor
 from console.api import ApiError
 from console.auth import IsAgent, IsAuditor
 from console.openapi import errors
@@ -140,8 +142,8 @@ class RecordsApi(_RecordsView):
             rows = batch_rows(body, check_strings=body_needs_string_check(raw))
         except BatchInvalid as exc:
             raise ApiError(exc.message, fields=exc.fields) from None
-        agent = request.user.agent  # type: ignore[union-attr]
-        result = services.records_ingest(actor=request.user, agent=agent, rows=rows)
+        agent = principal_agent(request.user)
+        result = services.records_ingest(actor=request_actor(request), agent=agent, rows=rows)
         return Response(
             {"accepted": result.accepted, "duplicates": result.duplicates},
             status=status.HTTP_202_ACCEPTED,
@@ -191,8 +193,10 @@ class RecordDeadLettersApi(_RecordsView):
             reports = report_rows(_parse_json(request.body))
         except BatchInvalid as exc:
             raise ApiError(exc.message, fields=exc.fields) from None
-        agent = request.user.agent  # type: ignore[union-attr]
-        result = services.dead_letters_report(actor=request.user, agent=agent, reports=reports)
+        agent = principal_agent(request.user)
+        result = services.dead_letters_report(
+            actor=request_actor(request), agent=agent, reports=reports
+        )
         return Response(
             {"accepted": result.accepted, "duplicates": result.duplicates},
             status=status.HTTP_202_ACCEPTED,
@@ -219,7 +223,7 @@ class RecordsExportApi(_RecordsView):
         filters = clean_filters(request.query_params)
         described = describe_filters(request.query_params)
         services.records_export_record(
-            actor=request.user, filters=filters, fmt=fmt, summary=described
+            actor=request_actor(request), filters=filters, fmt=fmt, summary=described
         )
         now = timezone.now()
         header = export.header_line(fmt, filters=filters, described=described, at=now)

@@ -20,6 +20,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Extract, TruncDate
 
 from agents.models import Agent, Hook, Mode
+from approvals.selectors import decision_window
 from audit.models import InterceptionPoint, InterceptionRecord, Outcome
 
 BLOCKING_OUTCOMES = (Outcome.DENIED, Outcome.REJECTED, Outcome.EXPIRED)
@@ -166,24 +167,12 @@ class WaitStats:
 
 def reviewer_wait(
     *, since: dt.datetime, until: dt.datetime | None, agent_slug: str | None
-) -> WaitStats | None:
-    """p50/p95 of the reviewer wait over decided escalations; None when the approvals app
-    has no Escalation model. PostgreSQL computes percentiles in SQL; on the embedded SQLite
-    default (demo sizes) the durations of the period are read and ranked in Python."""
-    try:
-        from approvals.models import Escalation, EscalationStatus
-    except ImportError:  # approvals not built into this console
-        return None
-    qs = Escalation.objects.filter(created_at__gte=since)
-    if until is not None:
-        qs = qs.filter(created_at__lt=until)
-    if agent_slug:
-        qs = qs.filter(agent__slug=agent_slug)
-    pending = qs.filter(status=EscalationStatus.PENDING).count()
-    decided = qs.filter(
-        decided_at__isnull=False,
-        status__in=(EscalationStatus.APPROVED, EscalationStatus.REJECTED),
-    ).order_by()
+) -> WaitStats:
+    """p50/p95 of the reviewer wait over decided escalations. PostgreSQL computes
+    percentiles in SQL; on the embedded SQLite default (demo sizes) the durations of the
+    period are read and ranked in Python."""
+    window = decision_window(since=since, until=until, agent_slug=agent_slug)
+    decided, pending = window.decided, window.pending
     if connection.vendor == "postgresql":
         wait = Extract(F("decided_at") - F("created_at"), "epoch")
         overall = decided.aggregate(

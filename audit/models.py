@@ -1,4 +1,4 @@
-"""Audit storage: payload-free interception records, their hash chain, governance events.
+"""Audit storage: payload-free interception records and their hash chain.
 
 `InterceptionRecord` is one row per `InterceptionRecord` wire an agent posted, with the
 searched facts as columns and the whole wire in `raw`. Rows are append-only: the
@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Lookup
 
 from agents.models import Mode
+
+# re-export for branches in flight; the coordinator removes it
+from console.governance.models import GovernanceEvent as GovernanceEvent
 
 GENESIS_HASH = "0" * 64
 
@@ -232,31 +234,6 @@ class RecordSealPending(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id}: {len(self.record_ids)} pending"
-
-
-class GovernanceEvent(models.Model):
-    """One console state change, written in the same transaction as the change itself."""
-
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
-    action = models.CharField(max_length=64, db_index=True)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
-    actor_label = models.CharField(max_length=150)
-    agent = models.ForeignKey("agents.Agent", on_delete=models.SET_NULL, null=True, blank=True)
-    agent_slug = models.CharField(max_length=64, blank=True, db_index=True)
-    object_type = models.CharField(max_length=64, blank=True)
-    object_id = models.CharField(max_length=64, blank=True)
-    summary = models.CharField(max_length=500)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-at", "-id"]
-        indexes = [models.Index(fields=["at", "id"], name="govevent_at_id")]
-
-    def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action}"
 
 
 class DeadLetterReport(models.Model):

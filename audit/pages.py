@@ -20,9 +20,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Agent
+from approvals.selectors import session_escalations
 from audit import charts, dashboard
-from audit.models import GovernanceEvent, InterceptionPoint, InterceptionRecord, Outcome
+from audit.models import InterceptionPoint, InterceptionRecord, Outcome
 from audit.selectors import FILTER_CHOICES, RECORD_FILTERS
+from console.governance.models import GovernanceEvent
 
 EXPORT_URL_NAME = "api-records-export"
 EXPORT_FORMATS = (("csv", "CSV"), ("jsonl", "JSONL"))
@@ -187,7 +189,6 @@ class Timeline:
     missing_shutdown: bool = False
     evaluate_only: bool = False
     truncated: bool = False
-    approvals_available: bool = True
     approvals: int = 0
     record_count: int = 0
 
@@ -216,19 +217,6 @@ def human_duration(seconds: float) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60} min"
 
 
-def session_escalations(session_id: str, agent_ids: list[int]) -> list[Any] | None:
-    """Escalations raised inside the session; None when the approvals app has no models."""
-    try:
-        from approvals.models import Escalation
-    except ImportError:
-        return None
-    return list(
-        Escalation.objects.filter(session_id=session_id, agent_id__in=agent_ids)
-        .prefetch_related("votes")
-        .order_by("created_at", "id")
-    )
-
-
 def build_timeline(
     qs: QuerySet[InterceptionRecord], *, session_id: str, agent_slug: str | None
 ) -> Timeline:
@@ -255,9 +243,7 @@ def build_timeline(
     timeline.evaluate_only = any(r.mode == "evaluate_only" for r in records)
     for record in records:
         timeline.counts[record.outcome] = timeline.counts.get(record.outcome, 0) + 1
-    escalations = session_escalations(session_id, [records[0].agent_id])
-    timeline.approvals_available = escalations is not None
-    pending = list(escalations or [])
+    pending = session_escalations(session_id, [records[0].agent_id])
     timeline.approvals = len(pending)
     previous: InterceptionRecord | None = None
     for record in records:
@@ -384,7 +370,7 @@ def dashboard_charts(
     *,
     first_day: dt.date,
     last_day: dt.date,
-    wait: dashboard.WaitStats | None,
+    wait: dashboard.WaitStats,
     params: Mapping[str, str],
 ) -> dict[str, Any]:
     days = dashboard.days_between(first_day, last_day)
@@ -449,20 +435,18 @@ def dashboard_charts(
             links=[search_url(agent=slug, since=base["since"]) for slug, _ in per_agent],
         ),
         "wait": wait,
-        "wait_chart": None,
     }
-    if wait is not None:
-        p50 = [wait.by_day[d][0] if d in wait.by_day else None for d in days]
-        p95 = [wait.by_day[d][1] if d in wait.by_day else None for d in days]
-        context["wait_chart"] = _responsive(
-            charts.lines,
-            categories=day_labels,
-            series=[
-                charts.Series("p50", "p50", charts.PALETTE[0], p50),
-                charts.Series("p95", "p95", charts.PALETTE[1], p95),
-            ],
-            label="Reviewer wait per day (created → decided)",
-            unit=" s",
-            empty_message="No escalation was decided in this period",
-        )
+    p50 = [wait.by_day[d][0] if d in wait.by_day else None for d in days]
+    p95 = [wait.by_day[d][1] if d in wait.by_day else None for d in days]
+    context["wait_chart"] = _responsive(
+        charts.lines,
+        categories=day_labels,
+        series=[
+            charts.Series("p50", "p50", charts.PALETTE[0], p50),
+            charts.Series("p95", "p95", charts.PALETTE[1], p95),
+        ],
+        label="Reviewer wait per day (created → decided)",
+        unit=" s",
+        empty_message="No escalation was decided in this period",
+    )
     return context

@@ -37,11 +37,11 @@ from agents.models import Mode
 from audit.models import (
     DeadLetterReport,
     Decision,
-    GovernanceEvent,
     InterceptionPoint,
     InterceptionRecord,
     Outcome,
 )
+from console.governance.models import GovernanceEvent
 from console.roles import is_auditor
 
 RECORD_FILTERS: tuple[str, ...] = (

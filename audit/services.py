@@ -1,7 +1,6 @@
-"""Writes of the audit app: governance events, record ingest, retention, export events.
+"""Writes of the audit app: record ingest, dead-letter reports, retention, export events.
 
-`governance_event_record` runs inside the caller's transaction. `records_ingest` is the
-ingest fast path: on PostgreSQL a COPY per batch, or one INSERT … ON CONFLICT DO NOTHING
+`records_ingest` is the ingest fast path: on PostgreSQL a COPY per batch, or one INSERT … ON CONFLICT DO NOTHING
 when the batch holds an already stored key (see docs/audit-storage.md).
 """
 
@@ -27,36 +26,15 @@ from audit.ingest import RecordRow
 from audit.models import (
     ChainHead,
     DeadLetterReport,
-    GovernanceEvent,
     InterceptionRecord,
     RecordSeal,
     RecordSealPending,
 )
-from console.auth import actor_label, actor_user
+from console.actors import Actor
+from console.governance.actions import GovernanceAction
 
-
-def governance_event_record(
-    *,
-    actor: Any,
-    action: str,
-    summary: str,
-    agent: Any = None,
-    target: Any = None,
-    before: Any = None,
-    after: Any = None,
-) -> GovernanceEvent:
-    return GovernanceEvent.objects.create(
-        action=action,
-        actor=actor_user(actor),
-        actor_label=actor_label(actor),
-        agent=agent,
-        agent_slug=getattr(agent, "slug", "") or "",
-        object_type=type(target).__name__ if target is not None else "",
-        object_id=str(getattr(target, "pk", "") or ""),
-        summary=summary[:500],
-        before=before,
-        after=after,
-    )
+# Used here, and a re-export for branches in flight; the coordinator removes the re-export.
+from console.governance.services import governance_event_record
 
 
 @dataclass(frozen=True)
@@ -233,7 +211,7 @@ def _store_portable(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> in
     return len(created)
 
 
-def records_ingest(*, actor: Any, agent: Agent, rows: list[RecordRow]) -> IngestResult:
+def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) -> IngestResult:
     """Store a validated batch for `agent` (always the token's agent, never the body's),
     all or nothing; duplicates of (agent, session_id, sequence) are counted, not stored.
     Returns after commit. Sealing is scheduled on commit. Raises RecordStoreUnavailable
@@ -257,7 +235,9 @@ def records_ingest(*, actor: Any, agent: Agent, rows: list[RecordRow]) -> Ingest
 
 
 @transaction.atomic
-def dead_letters_report(*, actor: Any, agent: Agent, reports: list[DeadLetterRow]) -> IngestResult:
+def dead_letters_report(
+    *, actor: Actor | None, agent: Agent, reports: list[DeadLetterRow]
+) -> IngestResult:
     """Store the agent's reports of record batches the console refused (validated by
     `audit.dead_letters.report_rows`); a batch already reported is counted as a duplicate.
     The governance event names how many records the agent could not deliver."""
@@ -293,7 +273,7 @@ def dead_letters_report(*, actor: Any, agent: Agent, reports: list[DeadLetterRow
         last = max(fresh.values(), key=lambda report: report.refused_at)
         governance_event_record(
             actor=actor,
-            action="records.dead_lettered",
+            action=GovernanceAction.RECORDS_DEAD_LETTERED,
             summary=f"{agent.slug} kept {count} record{'' if count == 1 else 's'} the console refused "
             f"({last.status}: {last.error})",
             agent=agent,
@@ -319,7 +299,7 @@ def _delete_by_ids(model: Any, column: str, ids: list[int]) -> None:
 
 
 @transaction.atomic
-def _purge_agent(*, actor: Any, agent: Agent, before: dt.datetime, batch_size: int) -> int:
+def _purge_agent(*, actor: Actor | None, agent: Agent, before: dt.datetime, batch_size: int) -> int:
     head = ChainHead.objects.select_for_update().get(agent=agent)
     purged = 0
     for _ in range(PURGE_BATCHES_PER_RUN):
@@ -344,7 +324,7 @@ def _purge_agent(*, actor: Any, agent: Agent, before: dt.datetime, batch_size: i
         head.save(update_fields=["base_seq", "base_hash", "purged", "updated_at"])
         governance_event_record(
             actor=actor,
-            action="records.purged",
+            action=GovernanceAction.RECORDS_PURGED,
             summary=f"Purged {purged} records of {agent.slug} older than {before:%Y-%m-%d %H:%M} UTC",
             agent=agent,
             after={
@@ -357,7 +337,9 @@ def _purge_agent(*, actor: Any, agent: Agent, before: dt.datetime, batch_size: i
     return purged
 
 
-def records_purge(*, actor: Any, before: dt.datetime, batch_size: int = PURGE_BATCH) -> int:
+def records_purge(
+    *, actor: Actor | None, before: dt.datetime, batch_size: int = PURGE_BATCH
+) -> int:
     """Delete sealed records with timestamp < `before`, oldest chain positions first, and
     move each agent's chain checkpoint past them. Unsealed records wait for their seal; a
     record stays while an older-positioned one in its chain is still kept."""
@@ -368,11 +350,13 @@ def records_purge(*, actor: Any, before: dt.datetime, batch_size: int = PURGE_BA
 
 
 @transaction.atomic
-def records_export_record(*, actor: Any, filters: dict[str, str], fmt: str, summary: str) -> None:
+def records_export_record(
+    *, actor: Actor | None, filters: dict[str, str], fmt: str, summary: str
+) -> None:
     """The governance event of one export (written before the stream starts)."""
     governance_event_record(
         actor=actor,
-        action="records.exported",
+        action=GovernanceAction.RECORDS_EXPORTED,
         summary=f"Exported records as {fmt}: {summary}",
         after={"filter": filters, "format": fmt},
     )

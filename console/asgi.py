@@ -1,4 +1,5 @@
-"""ASGI routing: Django for HTTP, Channels for websockets (session auth, origin checked)."""
+"""ASGI routing: Django for HTTP, Channels for websockets (session auth, origin checked, a
+request id per connection)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from console.request_id import RequestIdAsgiMiddleware  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        "websocket": RequestIdAsgiMiddleware(
+            AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
         ),
     }
 )

@@ -1,74 +1,71 @@
 """API authentication and permissions.
 
-`Authorization: Bearer agt_…` authenticates an agent (request.user is an AgentPrincipal
-bound to exactly one agent); `Bearer pat_…` authenticates a person with their role.
+`Authorization: Bearer <kind>_…` is resolved by the token resolvers named in
+settings.CONSOLE_TOKEN_RESOLVERS, in order: `agt_…` by the agents app (agents.auth: the
+request's user is an `AgentPrincipal` bound to exactly one agent), `pat_…` here (a person
+with their role). The kernel never imports the apps that own a kind of token.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from django.conf import settings
+from django.db import models
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
+# AgentPrincipal, actor_label, actor_user: re-exports for branches in flight; the coordinator
+# removes them (import them from console.actors).
+from console.actors import AgentPrincipal as AgentPrincipal
+from console.actors import actor_label as actor_label
+from console.actors import actor_user as actor_user
+from console.actors import is_agent
+from console.models import ApiToken
 from console.roles import is_admin, is_auditor, is_reviewer
-from console.tokens import AGENT_TOKEN_KIND, PERSONAL_TOKEN_KIND, PREFIX_LENGTH, token_matches
-
-if TYPE_CHECKING:
-    from agents.models import Agent, AgentToken
+from console.tokens import PERSONAL_TOKEN_KIND, PREFIX_LENGTH, token_matches
 
 # last_used_at is a hint, not a log: write it at most once a minute per token.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
-
-@dataclass(eq=False)
-class AgentPrincipal:
-    """The authenticated caller of an agent-token request."""
-
-    agent: Agent
-    token: AgentToken
-    is_authenticated: bool = True
-    is_anonymous: bool = False
-    is_agent: bool = True
-    is_active: bool = True
-    is_superuser: bool = False
-    is_staff: bool = False
-    pk: None = None
-    id: None = None
-    _extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def username(self) -> str:
-        return f"agent:{self.agent.slug}"
-
-    def __str__(self) -> str:
-        return self.username
+# A resolver takes a bearer token's plaintext; it answers (user, token row) when the token is
+# of its kind and valid, else None.
+TokenResolver = Callable[[str], tuple[Any, Any] | None]
 
 
-def actor_label(actor: Any) -> str:
-    """How an actor is named in revisions and governance events."""
-    if actor is None:
-        return "system"
-    if getattr(actor, "is_agent", False):
-        return str(actor.username)
-    return str(getattr(actor, "username", None) or actor)
+def token_kind(plaintext: str) -> str:
+    return plaintext.split("_", 1)[0]
 
 
-def actor_user(actor: Any) -> Any:
-    """The Django user behind an actor, or None for agents and the system."""
-    if actor is None or getattr(actor, "is_agent", False):
-        return None
-    return actor
-
-
-def _touch(model_cls: Any, token: Any) -> None:
+def token_touch(model_cls: type[models.Model], token: Any) -> None:
+    """Note that `token` (a row of `model_cls` with `last_used_at`) was just used."""
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
-        model_cls.objects.filter(pk=token.pk).update(last_used_at=now)
+        model_cls._default_manager.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
+
+
+def personal_token_resolve(plaintext: str) -> tuple[Any, ApiToken] | None:
+    """`pat_…`: the token's (active) user, with the rights of their role."""
+    if token_kind(plaintext) != PERSONAL_TOKEN_KIND:
+        return None
+    api_token = (
+        ApiToken.objects.select_related("user")
+        .filter(prefix=plaintext[:PREFIX_LENGTH], revoked_at__isnull=True, user__is_active=True)
+        .first()
+    )
+    if api_token is None or not token_matches(plaintext, api_token.digest):
+        return None
+    token_touch(ApiToken, api_token)
+    return api_token.user, api_token
+
+
+def _resolvers() -> list[TokenResolver]:
+    return [import_string(path) for path in settings.CONSOLE_TOKEN_RESOLVERS]
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -89,29 +86,10 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     @staticmethod
     def authenticate_token(plaintext: str) -> tuple[Any, Any]:
-        from agents.models import AgentToken
-        from console.models import ApiToken
-
-        kind = plaintext.split("_", 1)[0]
-        prefix = plaintext[:PREFIX_LENGTH]
-        if kind == AGENT_TOKEN_KIND:
-            agent_token = (
-                AgentToken.objects.select_related("agent")
-                .filter(prefix=prefix, revoked_at__isnull=True)
-                .first()
-            )
-            if agent_token is not None and token_matches(plaintext, agent_token.digest):
-                _touch(AgentToken, agent_token)
-                return AgentPrincipal(agent=agent_token.agent, token=agent_token), agent_token
-        elif kind == PERSONAL_TOKEN_KIND:
-            api_token = (
-                ApiToken.objects.select_related("user")
-                .filter(prefix=prefix, revoked_at__isnull=True, user__is_active=True)
-                .first()
-            )
-            if api_token is not None and token_matches(plaintext, api_token.digest):
-                _touch(ApiToken, api_token)
-                return api_token.user, api_token
+        for resolve in _resolvers():
+            found = resolve(plaintext)
+            if found is not None:
+                return found
         raise exceptions.AuthenticationFailed("Invalid or revoked token.")
 
     def authenticate_header(self, request: Any) -> str:
@@ -130,10 +108,6 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-unty
             "scheme": "bearer",
             "description": "An agent token (agt_…) or a personal API token (pat_…).",
         }
-
-
-def is_agent(user: Any) -> bool:
-    return bool(getattr(user, "is_agent", False))
 
 
 class IsAgent(permissions.BasePermission):

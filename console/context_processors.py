@@ -1,4 +1,5 @@
-"""Navigation facts every page's layout needs."""
+"""Navigation facts every page's layout needs. Each app adds its own counters through its
+context processor (e.g. approvals.context_processors.approvals_nav)."""
 
 from __future__ import annotations
 
@@ -14,19 +15,10 @@ def console_nav(request: HttpRequest) -> dict[str, Any]:
     if user is None or not user.is_authenticated:
         return {}
     section = request.path.strip("/").split("/", 1)[0]
-    can_review = is_reviewer(user)
     return {
         "nav_section": section,
         "nav_role": primary_role(user),
         "nav_can_admin": is_admin(user),
-        "nav_can_review": can_review,
+        "nav_can_review": is_reviewer(user),
         "nav_can_audit": is_auditor(user),
-        "nav_pending_count": _pending_count(user) if can_review else None,
     }
-
-
-def _pending_count(user: Any) -> int | None:
-    """Escalations waiting for this reviewer: one COUNT query; empty when none."""
-    from approvals.selectors import pending_count
-
-    return pending_count(user) or None

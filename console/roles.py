@@ -6,6 +6,8 @@ from typing import Any
 
 from django.db.models import TextChoices
 
+from console.actors import is_agent
+
 
 class Role(TextChoices):
     ADMIN = "admin", "Admin"
@@ -24,7 +26,7 @@ def _group_names(user: Any) -> set[str]:
 def has_role(user: Any, role: Role) -> bool:
     if user is None or not getattr(user, "is_authenticated", False):
         return False
-    if getattr(user, "is_agent", False) or not getattr(user, "is_active", True):
+    if is_agent(user) or not getattr(user, "is_active", True):
         return False
     if getattr(user, "is_superuser", False):
         return True

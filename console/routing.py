@@ -1,13 +1,10 @@
-"""Websocket routes of every app, gathered in one list for the ASGI router."""
+"""Websocket routes of every app, gathered in one list for the ASGI router (wiring: it
+imports the apps' routes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-websocket_urlpatterns: list[Any] = []
+from approvals.routing import websocket_urlpatterns as approvals_ws
 
-try:  # approvals owns /ws/approvals/
-    from approvals.routing import websocket_urlpatterns as approvals_ws
-except ImportError:  # pragma: no cover - app without websocket routes yet
-    approvals_ws = []
-websocket_urlpatterns += approvals_ws
+websocket_urlpatterns: list[Any] = [*approvals_ws]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
-from audit.services import governance_event_record
+from console.actors import Actor
+from console.governance.actions import GovernanceAction
+from console.governance.services import governance_event_record
 from console.models import ApiToken
 from console.roles import Role
 from console.tokens import PERSONAL_TOKEN_KIND, token_generate
@@ -21,7 +22,9 @@ class IssuedApiToken:
 
 
 @transaction.atomic
-def user_set_role(*, actor: Any, username: str, role: str, password: str | None = None) -> User:
+def user_set_role(
+    *, actor: Actor | None, username: str, role: str, password: str | None = None
+) -> User:
     if role not in Role.values:
         raise ValueError(f"role must be one of {', '.join(Role.values)}")
     user, created = User.objects.get_or_create(username=username)
@@ -36,7 +39,7 @@ def user_set_role(*, actor: Any, username: str, role: str, password: str | None 
     user.groups.add(Group.objects.get(name=role))
     governance_event_record(
         actor=actor,
-        action="user.created" if created else "user.role_set",
+        action=GovernanceAction.USER_CREATED if created else GovernanceAction.USER_ROLE_SET,
         summary=f"{'Created' if created else 'Updated'} user {username} as {role}",
         target=user,
     )
@@ -44,12 +47,12 @@ def user_set_role(*, actor: Any, username: str, role: str, password: str | None 
 
 
 @transaction.atomic
-def api_token_issue(*, actor: Any, user: User, name: str = "default") -> IssuedApiToken:
+def api_token_issue(*, actor: Actor | None, user: User, name: str = "default") -> IssuedApiToken:
     new = token_generate(PERSONAL_TOKEN_KIND)
     token = ApiToken.objects.create(user=user, name=name, prefix=new.prefix, digest=new.digest)
     governance_event_record(
         actor=actor,
-        action="token.issued",
+        action=GovernanceAction.TOKEN_ISSUED,
         summary=f"Issued API token {name} for {user.username}",
         target=token,
     )

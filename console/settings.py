@@ -78,12 +78,14 @@ INSTALLED_APPS = [
     "channels",
     "axes",
     "console",
+    "console.governance",
     "agents",
     "approvals",
     "audit",
 ]
 
 MIDDLEWARE = [
+    "console.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "console.middleware.BodySizeLimitMiddleware",
     "console.middleware.NulByteGuardMiddleware",
@@ -114,6 +116,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
                 "console.context_processors.console_nav",
+                "approvals.context_processors.approvals_nav",
             ],
         },
     },
@@ -212,6 +215,12 @@ if not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", AGENT_RATE_LIMIT)
     raise ImproperlyConfigured(
         f"CONSOLE_AGENT_RATE_LIMIT must look like 6000/min (n/s, n/min, n/hour, n/day), got {AGENT_RATE_LIMIT!r}"
     )
+
+# Who resolves a bearer token, tried in order (console.auth.BearerTokenAuthentication).
+CONSOLE_TOKEN_RESOLVERS = [
+    "agents.auth.agent_token_resolve",
+    "console.auth.personal_token_resolve",
+]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -7,6 +7,8 @@ from typing import Any
 
 from rest_framework.throttling import SimpleRateThrottle
 
+from console.actors import is_agent
+
 logger = logging.getLogger(__name__)
 
 
@@ -17,7 +19,7 @@ class AgentTokenRateThrottle(SimpleRateThrottle):
 
     def get_cache_key(self, request: Any, view: Any) -> str | None:
         user = request.user
-        if not getattr(user, "is_agent", False):
+        if not is_agent(user):
             return None
         return self.cache_format % {"scope": self.scope, "ident": user.token.prefix}
 

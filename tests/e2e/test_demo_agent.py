@@ -12,10 +12,10 @@ from agents.demo_documents import (
     COMPLETION_MARKER_STOP_HOOK_YAML,
     DEMO_APPROVAL_HOOK,
 )
+from agents.management.commands.run_demo_agent import load_demo
 from approvals.models import Escalation
 from audit.models import InterceptionRecord
 from console import services as console_services
-from console.management.commands.run_demo_agent import load_demo
 from tests.console_client.test_pre_tool_use import decide_when_pending
 
 pytestmark = pytest.mark.asyncio

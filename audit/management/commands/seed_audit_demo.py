@@ -19,6 +19,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
 from agents import services as agent_services
+from agents.auth import agent_principal
 from agents.demo_documents import (
     AUDIT_ALL_TOOLS_HOOK_YAML,
     COMPLETION_MARKER_STOP_HOOK_YAML,
@@ -26,10 +27,11 @@ from agents.demo_documents import (
     SEED_CUSTOM_AGENT_YAML,
 )
 from agents.models import Agent, AgentToken, CustomAgent, Hook, Mode
+from approvals import services as approval_services
+from approvals.models import Escalation
 from audit.chain import chain_seal_all
 from audit.demo_records import DemoSession, HookKeys, demo_session_items, store_items
 from audit.models import Outcome
-from console.auth import AgentPrincipal
 
 DEMO_AGENTS = (
     ("sre-agent", Mode.ENFORCE, "SRE agent (demo)"),
@@ -129,18 +131,13 @@ class Command(BaseCommand):
         )
 
     def _approvals(self, agent: Agent, session: DemoSession) -> int:
-        try:
-            from approvals import services as approval_services
-            from approvals.models import Escalation
-        except ImportError:
-            return 0
         reviewer = get_user_model().objects.get(username="reviewer")
         token = AgentToken.objects.filter(agent=agent, revoked_at=None).first()
         if token is None:
             token = agent_services.agent_token_issue(
                 actor=None, agent=agent, name="audit-demo"
             ).token
-        principal = AgentPrincipal(agent=agent, token=token)
+        principal = agent_principal(token)
         created = 0
         for step in session.approvals:
             identity = f"{session.session_id}:{step.sequence}"
