@@ -16,7 +16,7 @@ from agents.demo_documents import (
     DEMO_APPROVAL_HOOK,
 )
 from agents.models import ConfigRevision, Hook
-from audit.models import GovernanceEvent
+from console.governance.models import GovernanceEvent
 
 URL = "/api/v1/agent/hooks"
 

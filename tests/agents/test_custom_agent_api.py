@@ -11,7 +11,7 @@ from django.test import Client
 
 from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import ConfigRevision, CustomAgent, Hook
-from audit.models import GovernanceEvent
+from console.governance.models import GovernanceEvent
 
 LIST_URL = "/api/v2/extendedAgent/agents"
 URL = f"{LIST_URL}/my_hooked_agent"

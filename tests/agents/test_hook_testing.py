@@ -17,8 +17,8 @@ from agents.hook_testing import hook_test_run, sample_context
 from agents.models import Hook
 from agents.services import agent_hooks_replace
 from agents.validation import ValidationFailed
-from audit.models import GovernanceEvent
 from console.celery import app as celery_app
+from console.governance.models import GovernanceEvent
 from tests.console_client.scripted_http import ScriptedHTTP
 
 DANGEROUS = yaml.safe_load(SEED_CUSTOM_AGENT_YAML)["spec"]["hooks"]["PostToolUse"][0]

@@ -12,7 +12,7 @@ import pytest
 from agents import services
 from agents.models import Agent
 from agents.validation import ValidationFailed
-from audit.models import GovernanceEvent
+from console.governance.models import GovernanceEvent
 from console.outbound import address_problem
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.db import connection
 
 from approvals import services
 from approvals.models import Escalation, EscalationStatus, EscalationVote
-from audit.models import GovernanceEvent
+from console.governance.models import GovernanceEvent
 from tests.approvals.conftest import make_reviewer
 
 DECIDERS = 50

@@ -20,8 +20,8 @@ from agents.models import CustomAgent, Hook
 from approvals import services
 from approvals.models import Escalation
 from approvals.validation import InvalidInput
-from audit.models import GovernanceEvent
-from console.auth import AgentPrincipal
+from console.actors import AgentPrincipal
+from console.governance.models import GovernanceEvent
 from tests.approvals.conftest import approval_request, post_escalation
 from tests.conftest import AgentWithToken
 

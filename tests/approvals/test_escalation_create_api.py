@@ -14,8 +14,8 @@ from django.test import Client
 from django.utils import timezone
 
 from approvals.models import Escalation, EscalationStatus
-from audit.models import GovernanceEvent
 from console import services as console_services
+from console.governance.models import GovernanceEvent
 from tests.approvals.conftest import (
     TOOL_SCHEMA,
     approval_hook,

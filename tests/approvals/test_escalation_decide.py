@@ -11,7 +11,7 @@ from approvals import services
 from approvals.models import Escalation, EscalationStatus, EscalationVote
 from approvals.validation import InvalidInput
 from approvals.wire import resolution, resolution_wire
-from audit.models import GovernanceEvent
+from console.governance.models import GovernanceEvent
 from tests.approvals.conftest import TOOL_SCHEMA, approval_hook, make_reviewer, resolution_errors
 
 
@@ -178,7 +178,7 @@ def test_m_of_n_approvers_must_agree_on_edited_arguments(sre, escalate, rita, al
 
 
 def test_agents_never_decide(escalate, sre):
-    from console.auth import AgentPrincipal
+    from console.actors import AgentPrincipal
 
     escalation = escalate()
     principal = AgentPrincipal(agent=sre.agent, token=sre.agent.tokens.first())

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from approvals import services, tasks
 from approvals.models import EscalationStatus
-from audit.models import GovernanceEvent
+from console.governance.models import GovernanceEvent
 
 
 def test_sweep_expires_only_overdue_pending_escalations(escalate, rita):

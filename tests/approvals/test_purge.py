@@ -7,7 +7,7 @@ from datetime import timedelta
 from approvals import services
 from approvals.models import EscalationStatus
 from approvals.wire import resolution, resolution_wire
-from audit.models import GovernanceEvent
+from console.governance.models import GovernanceEvent
 from tests.approvals.conftest import TOOL_SCHEMA
 
 

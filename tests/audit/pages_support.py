@@ -21,7 +21,7 @@ from django.utils import timezone
 from agents.models import AgentToken
 from audit.demo_records import record_item, store_items
 from audit.models import InterceptionRecord
-from console.auth import AgentPrincipal
+from console.actors import AgentPrincipal
 
 APPROVAL_HOOK = "hk_approval001"
 AUDIT_HOOK = "hk_audit000001"

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from audit.models import DeadLetterReport, GovernanceEvent
+from audit.models import DeadLetterReport
+from console.governance.models import GovernanceEvent
 
 URL = "/api/v1/records/dead-letters"
 pytestmark = pytest.mark.django_db

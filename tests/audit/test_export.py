@@ -13,8 +13,9 @@ import pytest
 
 from audit import export
 from audit.chain import chain_seal
-from audit.models import GovernanceEvent, InterceptionRecord
+from audit.models import InterceptionRecord
 from audit.selectors import records_filter
+from console.governance.models import GovernanceEvent
 from tests.audit.record_wires import tool_items
 
 URL = "/api/v1/records/export"

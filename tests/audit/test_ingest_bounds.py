@@ -13,7 +13,8 @@ import pytest
 from agent_hooks import AgentContextBuilder, InterceptionEmitter, Verdict
 
 from audit.ingest import RECORD_LIMITS
-from audit.models import GovernanceEvent, InterceptionRecord, RecordSealPending
+from audit.models import InterceptionRecord, RecordSealPending
+from console.governance.models import GovernanceEvent
 from tests.audit.record_wires import items, sdk_session
 
 URL = "/api/v1/records"

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from audit.models import GovernanceEvent
-from audit.services import governance_event_record
+from console.governance.models import GovernanceEvent
+from console.governance.services import governance_event_record
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

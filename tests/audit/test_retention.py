@@ -11,9 +11,10 @@ import pytest
 from django.utils import timezone
 
 from audit.chain import chain_seal, chain_verify
-from audit.models import ChainHead, GovernanceEvent, InterceptionRecord
+from audit.models import ChainHead, InterceptionRecord
 from audit.services import records_purge
 from audit.tasks import records_purge_expired
+from console.governance.models import GovernanceEvent
 from tests.audit.record_wires import items, sdk_session
 
 pytestmark = pytest.mark.django_db

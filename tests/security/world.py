@@ -36,8 +36,9 @@ from agents import services as agent_services
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
 from approvals import services as approval_services
 from approvals.models import Escalation, EscalationVote
-from audit.models import GovernanceEvent, InterceptionRecord
+from audit.models import InterceptionRecord
 from console import services as console_services
+from console.governance.models import GovernanceEvent
 from console.models import ApiToken
 from tests.approvals.conftest import approval_request
 from tests.audit.record_wires import items, sdk_session
