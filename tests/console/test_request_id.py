@@ -85,6 +85,19 @@ def test_the_governance_event_stores_the_id_of_the_request_that_made_the_change(
 
 
 @pytest.mark.django_db
+def test_the_events_page_shows_the_request_id(sre, auditor_client: Client) -> None:
+    Client().put(
+        HOOKS_URL,
+        json.dumps(APPROVAL_HOOKS),
+        content_type="application/json",
+        HTTP_X_REQUEST_ID="shown-on-the-page",
+        **sre.headers(),
+    )
+    body = auditor_client.get("/audit/events/").content.decode()
+    assert 'title="X-Request-ID shown-on-the-page"' in body
+
+
+@pytest.mark.django_db
 def test_each_request_stores_its_own_id_and_work_outside_a_request_stores_none(sre) -> None:
     client = Client()
     for _ in range(2):
