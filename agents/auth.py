@@ -7,8 +7,6 @@ holding the agent and the token it used.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.exceptions import PermissionDenied
 
 from agents.models import Agent, AgentToken
@@ -36,7 +34,7 @@ def agent_token_resolve(plaintext: str) -> tuple[AgentPrincipal, AgentToken] | N
     return agent_principal(token), token
 
 
-def principal_agent(actor: Any) -> Agent:
+def principal_agent(actor: object) -> Agent:
     """The agent an agent-token caller acts for (views behind `IsAgent`)."""
     if not is_agent(actor):
         raise PermissionDenied("This endpoint takes an agent token.")

@@ -415,7 +415,7 @@ def escalation_purge_payloads(*, now: datetime | None = None) -> int:
 
 @transaction.atomic
 def reviewer_scope_set(
-    *, actor: Actor | None, user: Any, agents: list[Agent]
+    *, actor: Actor | None, user: User, agents: list[Agent]
 ) -> list[ReviewerScope]:
     """Restrict `user` to `agents` (an empty list lifts the restriction)."""
     if actor is not None and not is_admin(actor):
