@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -64,8 +64,12 @@ def _decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         stamp, pk = raw.split("|", 1)
-        return datetime.fromisoformat(stamp), str(UUID(pk))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        at = datetime.fromisoformat(stamp)
+        if at.tzinfo is None:
+            raise ValueError("naive")
+        # A forged time whose UTC value leaves years 1-9999 cannot be queried: OverflowError.
+        return at.astimezone(UTC), str(UUID(pk))
+    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
         raise ApiError("Bad cursor.", fields={"/cursor": ["Not a cursor from this API."]}) from None
 
 

@@ -462,7 +462,7 @@ ROWS: list[Row] = [
     Row("audit/records/<int:pk>/", "GET", "/audit/records/{record}/", page(200, *AUDITORS)),
     Row("audit/sessions/", "GET", "/audit/sessions/", page(200, *AUDITORS)),
     Row(
-        "audit/sessions/<path:session_id>/",
+        "audit/sessions/<anytext:session_id>/",
         "GET",
         "/audit/sessions/{session}/?agent={sre}",
         page(200, *AUDITORS),
