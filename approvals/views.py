@@ -60,7 +60,9 @@ def history(request: HttpRequest) -> HttpResponse:
     form = HistoryFilterForm(request.GET or None)
     # A filter the form refuses (e.g. a day at the end of the calendar) lists nothing.
     invalid = form.is_bound and not form.is_valid()
-    rows = history_for(request.user, form.filters()) if not invalid else []
+    rows = history_for(request.user, form.filters())
+    if invalid:
+        rows = rows.none()
     page = Paginator(rows, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

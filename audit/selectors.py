@@ -34,7 +34,14 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from agents.models import Mode
-from audit.models import Decision, GovernanceEvent, InterceptionPoint, InterceptionRecord, Outcome
+from audit.models import (
+    Decision,
+    GovernanceEvent,
+    InterceptionPoint,
+    InterceptionRecord,
+    Outcome,
+    RecordExport,
+)
 from console.roles import is_auditor
 
 RECORD_FILTERS: tuple[str, ...] = (
@@ -250,6 +257,15 @@ def get_record_for_user(user: Any, pk: Any) -> InterceptionRecord:
     if record is None:
         raise Http404("No such record.")
     return record
+
+
+def record_export_for_user(user: Any, pk: Any) -> RecordExport:
+    """One export (for its manifest): any export for auditors and admins, who read every
+    record and every governance event anyway; Http404 for anyone else or an unknown id."""
+    export = RecordExport.objects.filter(pk=pk).first() if is_auditor(user) else None
+    if export is None:
+        raise Http404("No such export.")
+    return export
 
 
 def session_records(

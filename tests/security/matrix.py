@@ -296,6 +296,12 @@ ROWS: list[Row] = [
         api(200, *AUDITORS),
         writes=True,  # the export itself is a governance event
     ),
+    Row(
+        "api/v1/records/export/<uuid:export_id>/manifest",
+        "GET",
+        "/api/v1/records/export/{export}/manifest",
+        api(200, *AUDITORS),
+    ),
     # agents portal (admins) ---------------------------------------------------------------
     Row("agents/", "GET", "/agents/", page(200, *ADMIN)),
     Row("agents/", "POST", "/agents/", page(302, *ADMIN), {"slug": "new-agent"}, writes=True),
