@@ -268,26 +268,25 @@ class _Pieces:
     """The bytes of one export on their way out: gathered into CHUNK_BYTES pieces (sync
     and async streams alike), counted and hashed exactly as sent.
 
-    COPY ends each CSV row with LF; RFC 4180 ends rows with CRLF. With `crlf`, every LF
-    that ends a row becomes CRLF, while an LF inside a quoted field (a reason with a line
-    break) stays as it is, so values are unchanged. PostgreSQL sends one row per COPY
-    message, so the fast path is a block whose only LF ends it, outside quotes."""
+    COPY ends each CSV row with LF; RFC 4180 ends rows with CRLF. PostgreSQL sends
+    exactly one row per CopyData message ("always one per row", protocol docs), so a
+    piece of `lines` whole rows holds `lines` row-ending LFs: when it holds no other LF
+    one `replace` makes them CRLF (the fast path); when a quoted field holds a line
+    break, only the LFs outside quotes become CRLF, so values stay unchanged."""
 
-    def __init__(self, first: bytes, *, crlf: bool) -> None:
-        self.buffer = bytearray(first)
-        self.crlf = crlf
-        self.quoted = False  # the previous block ended inside a quoted field
+    def __init__(self, header: bytes, *, copy_rows: bool) -> None:
+        self.copy_rows = copy_rows
+        self.buffer = bytearray(header.replace(b"\r\n", b"\n") if copy_rows else header)
+        self.lines = 1 if copy_rows and header else 0  # LF-ended lines in the buffer
         self.digest = hashlib.sha256()
         self.size = 0
 
     def add(self, block: bytes | bytearray | memoryview) -> bytes | None:
         """A piece to send, or None. The newest block always stays behind, so the last
         piece (sent after `finish`) is never empty when there was a row."""
-        data = bytes(block)
-        if self.crlf:
-            data = self._row_ends(data)
         piece = self._take() if len(self.buffer) >= CHUNK_BYTES else None
-        self.buffer += data
+        self.buffer += block
+        self.lines += 1
         return piece
 
     def last(self, rows: int) -> tuple[bytes, Manifest]:
@@ -298,33 +297,35 @@ class _Pieces:
     def _take(self) -> bytes:
         piece = bytes(self.buffer)
         self.buffer.clear()
+        if self.copy_rows:
+            piece = _crlf_rows(piece, self.lines)
+            self.lines = 0
         self.digest.update(piece)
         self.size += len(piece)
         return piece
 
-    def _row_ends(self, data: bytes) -> bytes:
-        if (
-            not self.quoted
-            and data.endswith(b"\n")
-            and data.count(b"\n") == 1
-            and not data.count(b'"') % 2
-        ):
-            return data[:-1] + b"\r\n"
-        out = bytearray()
-        parts = data.split(b"\n")
-        for index, part in enumerate(parts):
-            out += part
-            if part.count(b'"') % 2:
-                self.quoted = not self.quoted
-            if index < len(parts) - 1:
-                out += b"\n" if self.quoted else b"\r\n"
-        return bytes(out)
+
+def _crlf_rows(rows: bytes, lines: int) -> bytes:
+    """`lines` whole LF-ended CSV lines with CRLF row ends; LFs inside quotes kept."""
+    converted = rows.replace(b"\n", b"\r\n")
+    if len(converted) - len(rows) == lines:
+        return converted
+    out = bytearray()
+    quoted = False
+    parts = rows.split(b"\n")
+    for index, part in enumerate(parts):
+        out += part
+        if part.count(b'"') % 2:
+            quoted = not quoted
+        if index < len(parts) - 1:
+            out += b"\n" if quoted else b"\r\n"
+    return bytes(out)
 
 
 def stream_copy(statement: str, fmt: str, finish: Callable[[Manifest], None]) -> Iterator[bytes]:
     """Sync stream through Django's own connection (WSGI, tests, management commands).
     `finish(manifest)` runs once every byte is produced, before the last piece is sent."""
-    pieces = _Pieces(header_bytes(fmt), crlf=fmt == ExportFormat.CSV)
+    pieces = _Pieces(header_bytes(fmt), copy_rows=fmt == ExportFormat.CSV)
     connection.ensure_connection()
     with connection.connection.cursor() as cursor:
         with cursor.copy(statement) as copy:
@@ -354,7 +355,7 @@ async def astream_copy(
     statement: str, fmt: str, finish: Callable[[Manifest], Awaitable[None]]
 ) -> AsyncIterator[bytes]:
     """Async stream on a dedicated connection (ASGI): nothing is buffered in Django."""
-    pieces = _Pieces(header_bytes(fmt), crlf=fmt == ExportFormat.CSV)
+    pieces = _Pieces(header_bytes(fmt), copy_rows=fmt == ExportFormat.CSV)
     async with await psycopg.AsyncConnection.connect(**_conninfo(), autocommit=True) as conn:
         async with conn.cursor() as cursor:
             async with cursor.copy(statement) as copy:
@@ -372,7 +373,7 @@ def stream_python(
     qs: QuerySet[InterceptionRecord], fmt: str, finish: Callable[[Manifest], None]
 ) -> Iterator[bytes]:
     """Portable stream: keyset chunks of ROWS_PER_FETCH rows, formatted here."""
-    pieces = _Pieces(header_bytes(fmt), crlf=False)
+    pieces = _Pieces(header_bytes(fmt), copy_rows=False)
     base = qs.select_related("agent", "seal").order_by("timestamp", "id")
     last: tuple[dt.datetime, int] | None = None
     count = 0

@@ -14,7 +14,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from django.test import Client
+from asgiref.sync import sync_to_async
+from django.db import connections
+from django.test import AsyncClient, Client
 
 from audit import export
 from audit.chain import chain_seal
@@ -325,30 +327,32 @@ def test_portable_path_writes_the_same_content_as_copy(alice, data, hostile, fmt
     assert manifests[1].sha256 == hashlib.sha256(portable).hexdigest()
 
 
-def _copy_csv(rows: list[list[str]]) -> bytes:
-    """CSV as PostgreSQL's COPY writes it: minimal quoting, LF after each row."""
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(rows)
-    return buffer.getvalue().encode()
+def _csv_lines(rows: list[list[str]], end: str) -> list[bytes]:
+    """Each row as CSV with minimal quoting (PostgreSQL's COPY quotes the same fields)."""
+    lines = []
+    for row in rows:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator=end).writerow(row)
+        lines.append(buffer.getvalue().encode())
+    return lines
 
 
-def test_row_ends_become_crlf_however_copy_splits_its_blocks() -> None:
-    rows = [["1", 'say "hi"\nthen go', "x"], ["2", "\n", '"'], ["3", "a,b", ""], ["4", "", "z"]]
-    source = _copy_csv(rows)
-    expected = source.replace(b"x\n", b"x\r\n").replace(b'"""\n', b'"""\r\n')
-    expected = expected.replace(b",\n", b",\r\n").replace(b"z\n", b"z\r\n")
-    for size in (1, 2, 3, 5, 7, len(source)):
-        pieces = export._Pieces(b"", crlf=True)
-        out = b"".join(
-            piece
-            for start in range(0, len(source), size)
-            if (piece := pieces.add(source[start : start + size])) is not None
-        )
-        rest, manifest = pieces.last(rows=4)
-        out += rest
-        assert out == expected, size
-        assert list(csv.reader(io.StringIO(out.decode(), newline=""), strict=True)) == rows
-        assert manifest.size == len(out) and manifest.sha256 == hashlib.sha256(out).hexdigest()
+@pytest.mark.parametrize("chunk", [1, 7, 40, 10_000])
+def test_copy_rows_get_crlf_ends_and_keep_line_breaks_inside_fields(monkeypatch, chunk):
+    monkeypatch.setattr(export, "CHUNK_BYTES", chunk)
+    rows = [["1", 'say "hi"\nthen go', "x"], ["2", "\n", '"'], ["3", "a,b", "c"]]
+    rows += [["4", "\r\n", "d"], ["5", "plain", "e"], ["6", 'odd " quote\n', "f"]]
+    header = b"n,text,z\r\n"
+    pieces = export._Pieces(header, copy_rows=True)
+    out = b"".join(
+        piece for block in _csv_lines(rows, "\n") if (piece := pieces.add(block)) is not None
+    )
+    rest, manifest = pieces.last(rows=len(rows))
+    out += rest
+    assert out == header + b"".join(_csv_lines(rows, "\r\n"))
+    parsed = list(csv.reader(io.StringIO(out.decode(), newline=""), strict=True))
+    assert parsed == [["n", "text", "z"], *rows]
+    assert manifest.size == len(out) and manifest.sha256 == hashlib.sha256(out).hexdigest()
 
 
 def test_export_writes_a_governance_event_naming_the_filter(auditor_client, audrey, data):
@@ -421,3 +425,22 @@ def test_async_stream_uses_its_own_connection_and_matches_the_sync_one(alice, da
         assert streamed == synced
         assert manifests[0] == manifests[1]
         assert manifests[0].rows == 13
+
+
+@pytest.mark.django_db(transaction=True)
+def test_under_asgi_the_async_stream_records_the_manifest_of_its_bytes(audrey, data):
+    async def download() -> tuple[Any, bytes, dict[str, Any]]:
+        client = AsyncClient()
+        await client.aforce_login(audrey)
+        response = await client.get(URL, {"format": "csv", "agent": "sre-agent"})
+        assert response.status_code == 200
+        body = b"".join([chunk async for chunk in response.streaming_content])
+        manifest = await client.get(urlsplit(response["X-Export-Manifest"]).path)
+        # The test client keeps Django from closing the request thread's connection.
+        await sync_to_async(connections.close_all)()
+        return response, body, manifest.json()
+
+    response, body, manifest = asyncio.run(download())
+    assert parse_csv(body) == expected_rows(agent="sre-agent")
+    assert manifest["complete"] is True and manifest["rows"] == 13
+    assert manifest["sha256"] == hashlib.sha256(body).hexdigest()
