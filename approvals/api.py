@@ -90,9 +90,14 @@ def _status_filter(qs: QuerySet[Escalation], wanted: str, now: datetime) -> Quer
 def _limit(raw: str | None) -> int:
     if raw is None:
         return LIST_LIMIT_DEFAULT
-    if not raw.isdigit() or not 1 <= int(raw) <= LIST_LIMIT_MAX:
+    try:
+        # isdigit() also admits "²"; int() refuses that and 5000-digit strings.
+        value = int(raw) if raw.isascii() and raw.isdigit() else 0
+    except ValueError:
+        value = 0
+    if not 1 <= value <= LIST_LIMIT_MAX:
         raise ApiError("Bad limit.", fields={"/limit": [f"An integer 1-{LIST_LIMIT_MAX}."]})
-    return int(raw)
+    return value
 
 
 class _AgentPostsReviewerReads(BasePermission):

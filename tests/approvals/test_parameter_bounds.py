@@ -1,5 +1,6 @@
-"""Dates and cursors at the ends of the calendar on the approvals side: the History tab
-shows a form error naming the field (400), the list API a 400 naming the cursor."""
+"""Query parameters at their edges on the approvals side: a History day at the end of
+the calendar is a form error naming the field (400); the list API answers 400 naming the
+parameter for a forged cursor or a limit that is not a small ASCII integer."""
 
 from __future__ import annotations
 
@@ -50,3 +51,10 @@ def test_list_api_refuses_a_forged_cursor(reviewer_client, escalate, at):
     response = reviewer_client.get("/api/v1/escalations", {"status": "all", "cursor": forged(at)})
     assert response.status_code == 400
     assert list(response.json()["error"]["fields"]) == ["/cursor"]
+
+
+@pytest.mark.parametrize("limit", ["9" * 5000, "²", "١٢", "0", "201", "-1"])
+def test_list_api_refuses_a_limit_that_is_not_a_small_integer(reviewer_client, limit):
+    response = reviewer_client.get("/api/v1/escalations", {"limit": limit})
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == ["/limit"]
