@@ -175,18 +175,19 @@ class RecordsApi(_RecordsView):
         return Response({"results": results, "next": next_url})
 
 
-def _export_content(request: Request, qs: Any, fmt: str, export_id: Any) -> Any:
-    """The body iterator: COPY (async under ASGI, sync under WSGI) or the portable path.
-    The COPY statement is compiled here, before the response starts."""
+def _export_content(
+    request: Request, qs: Any, fmt: str, statement: str | None, export_id: UUID
+) -> Any:
+    """The body iterator: COPY `statement` (async under ASGI, sync under WSGI) or, without
+    one (not PostgreSQL), the portable path. Each records the manifest when it ends."""
 
     def finish(manifest: export.Manifest) -> None:
         services.records_export_complete(
             export_id=export_id, rows=manifest.rows, size=manifest.size, sha256=manifest.sha256
         )
 
-    if connection.vendor != "postgresql":
+    if statement is None:
         return export.stream_python(qs, fmt, finish)
-    statement = export.copy_statement(qs, fmt)
     if isinstance(request._request, ASGIRequest):
         return export.astream_copy(statement, fmt, sync_to_async(finish))
     return export.stream_copy(statement, fmt, finish)
@@ -216,10 +217,12 @@ class RecordsExportApi(_RecordsView):
             raise ApiError(f"Bad filter 'format': {message}", fields={"/format": [message]})
         qs = _filtered(request, ("format",))
         filters = clean_filters(request.query_params)
+        # Compiled before anything is written or sent: a bad value fails here, not mid-stream.
+        statement = export.copy_statement(qs, fmt) if connection.vendor == "postgresql" else None
         record = services.records_export_record(
             actor=request.user, filters=filters, fmt=fmt, summary=describe_filters(filters)
         )
-        content = _export_content(request, qs, fmt, record.pk)
+        content = _export_content(request, qs, fmt, statement, record.pk)
         response = StreamingHttpResponse(content, content_type=export.MEDIA_TYPES[fmt])
         at = record.generated_at.astimezone(dt.UTC)
         manifest = request.build_absolute_uri(
