@@ -29,6 +29,7 @@ from audit.models import (
     DeadLetterReport,
     GovernanceEvent,
     InterceptionRecord,
+    RecordExport,
     RecordSeal,
     RecordSealPending,
 )
@@ -368,11 +369,32 @@ def records_purge(*, actor: Any, before: dt.datetime, batch_size: int = PURGE_BA
 
 
 @transaction.atomic
-def records_export_record(*, actor: Any, filters: dict[str, str], fmt: str, summary: str) -> None:
-    """The governance event of one export (written before the stream starts)."""
+def records_export_record(
+    *, actor: Any, filters: dict[str, str], fmt: str, summary: str
+) -> RecordExport:
+    """One export about to stream: its RecordExport row (the manifest comes at the end)
+    and its governance event, both written before the first byte."""
+    export = RecordExport.objects.create(
+        actor=actor_user(actor),
+        actor_label=actor_label(actor),
+        format=fmt,
+        filter=filters,
+        generated_at=timezone.now(),
+    )
     governance_event_record(
         actor=actor,
         action="records.exported",
         summary=f"Exported records as {fmt}: {summary}",
+        target=export,
         after={"filter": filters, "format": fmt},
+    )
+    return export
+
+
+def records_export_complete(*, export_id: Any, rows: int, size: int, sha256: str) -> None:
+    """The manifest of an export whose stream has produced every byte, written before the
+    last piece is sent. Bookkeeping of the export the governance event already names, so
+    no second event; written once (a conditional update)."""
+    RecordExport.objects.filter(pk=export_id, completed_at__isnull=True).update(
+        completed_at=timezone.now(), rows=rows, size=size, sha256=sha256
     )

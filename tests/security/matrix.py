@@ -316,6 +316,12 @@ ROWS: list[Row] = [
         api(200, *AUDITORS),
         writes=True,  # the export itself is a governance event
     ),
+    Row(
+        "api/v1/records/export/<uuid:export_id>/manifest",
+        "GET",
+        "/api/v1/records/export/{export}/manifest",
+        api(200, *AUDITORS),
+    ),
     # agents portal (admins) ---------------------------------------------------------------
     Row("agents/", "GET", "/agents/", page(200, *ADMIN)),
     Row("agents/", "POST", "/agents/", page(302, *ADMIN), {"slug": "new-agent"}, writes=True),
@@ -482,7 +488,7 @@ ROWS: list[Row] = [
     Row("audit/records/<int:pk>/", "GET", "/audit/records/{record}/", page(200, *AUDITORS)),
     Row("audit/sessions/", "GET", "/audit/sessions/", page(200, *AUDITORS)),
     Row(
-        "audit/sessions/<path:session_id>/",
+        "audit/sessions/<anytext:session_id>/",
         "GET",
         "/audit/sessions/{session}/?agent={sre}",
         page(200, *AUDITORS),
