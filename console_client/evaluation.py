@@ -32,6 +32,7 @@ from agent_hooks import (
     ALLOW,
     AgentContextBuilder,
     ApprovalResolution,
+    CompositionConfig,
     Decision,
     EnforcementMode,
     HostRegistry,
@@ -56,6 +57,7 @@ REASON_HOOK_ERROR = "console:hook_error"
 REASON_STOP_REJECTED = "console:stop_rejected"
 REASON_STOP_BOUND = "console:max_rejections_reached"
 REASON_CONTEXT = "console:additional_context"
+REASON_NOT_GOVERNED = "console:not_governed"
 
 MAX_REJECTIONS_DEFAULT = 3
 DEFAULT_MAX_TURNS = 40
@@ -289,28 +291,15 @@ POINT_OF_EVENT = {
 
 def event_context(event: EventInput) -> dict[str, Any]:
     """The AGENT-HOOKS context of one runtime event, built with the SDK's own builder."""
+    if event.event not in POINT_OF_EVENT:
+        raise ValueError(f"unknown event {event.event!r}; expected {', '.join(POINT_OF_EVENT)}")
     builder = AgentContextBuilder(
         agent_id=event.agent_id,
         framework=event.framework,
         session_id=event.session_id,
         agent_name=event.agent_name,
     )
-    if event.event == "PreToolUse":
-        context = builder.pre_tool_call(
-            call_id=event.tool_call_id, name=event.tool_name, args=dict(event.tool_input)
-        )
-    elif event.event == "PostToolUse":
-        context = builder.post_tool_call(
-            call_id=event.tool_call_id,
-            name=event.tool_name,
-            args=dict(event.tool_input),
-            value=event.tool_result,
-            is_error=event.tool_failed,
-        )
-    elif event.event == "Stop":
-        context = builder.output(content=event.final_output)
-    else:
-        raise ValueError(f"unknown event {event.event!r}; expected {', '.join(POINT_OF_EVENT)}")
+    context = _point_context(builder, POINT_OF_EVENT[event.event].value, event)
     context["sequence"] = event.sequence
     return context
 
@@ -354,6 +343,64 @@ def _deny_message(record: InterceptionRecord, state: SessionState, resolved: str
     return verdict.message or verdict.reason or "Blocked by the console's hooks."
 
 
+class _NotGoverned:
+    """The one interceptor of an event the console records but cannot govern."""
+
+    def intercept(self, context: dict[str, Any]) -> Verdict:
+        return Verdict.warn(
+            reason=REASON_NOT_GOVERNED,
+            message="The console records this event of the runtime but cannot govern it.",
+        )
+
+
+def _point_context(builder: AgentContextBuilder, point: str, event: EventInput) -> dict[str, Any]:
+    if point == "pre_tool_call":
+        return builder.pre_tool_call(
+            call_id=event.tool_call_id, name=event.tool_name, args=dict(event.tool_input)
+        )
+    if point == "post_tool_call":
+        return builder.post_tool_call(
+            call_id=event.tool_call_id,
+            name=event.tool_name,
+            args=dict(event.tool_input),
+            value=event.tool_result,
+            is_error=event.tool_failed,
+        )
+    if point == "output":
+        return builder.output(content=event.final_output)
+    if point == "input":
+        return builder.input(content="")
+    if point == "agent_startup":
+        return builder.agent_startup(tools_registered=[])
+    if point == "agent_shutdown":
+        return builder.agent_shutdown(reason="completed")
+    if point == "pre_model_call":
+        return builder.pre_model_call(model_id="runtime", messages=[])
+    if point == "post_model_call":
+        return builder.post_model_call(
+            model_id="runtime", content="", tool_calls=[], finish_reason="stop"
+        )
+    raise ValueError(f"unknown interception point {point!r}")
+
+
+async def record_ungoverned(*, event: EventInput, point: str, mode: str) -> InterceptionRecord:
+    """The record of a runtime event the console cannot govern: an allow with a
+    `console:not_governed` warning at the event's point, through the SDK's emitter."""
+    emitter = InterceptionEmitter(
+        mode=EnforcementMode(mode), composition=CompositionConfig.run_all()
+    )
+    emitter.register(_NotGoverned(), name="console-not-governed")
+    builder = AgentContextBuilder(
+        agent_id=event.agent_id,
+        framework=event.framework,
+        session_id=event.session_id,
+        agent_name=event.agent_name,
+    )
+    context = _point_context(builder, point, event)
+    context["sequence"] = event.sequence
+    return await emitter.emit_unchecked(context)
+
+
 async def evaluate_event(
     *,
     document: dict[str, Any],
@@ -361,12 +408,17 @@ async def evaluate_event(
     event: EventInput,
     transcript: Transcript,
     resolutions: Callable[[], ApprovalResolution | None] | None = None,
+    record_sink: Callable[[InterceptionRecord], None] | None = None,
 ) -> EventOutcome:
     """Evaluate one runtime event against the declaration `document` (the console's
     effective hooks). `registry` comes from `console_client.interceptors.build_registry`;
     `resolutions` returns the resolution the registry's resolver produced, if any, so a
-    reviewer's full reason reaches the model (records keep 256 bytes of it)."""
+    reviewer's full reason reaches the model (records keep 256 bytes of it). `record_sink`
+    gets every record the emission produces, the fail-closed one of a cancelled
+    emission included (which then re-raises CancelledError)."""
     emitter = InterceptionEmitter.from_declaration_value(document, registry)
+    if record_sink is not None:
+        emitter.set_record_sink(record_sink)
     state = SessionState(
         session_id=event.session_id,
         agent_name=event.agent_name,
@@ -412,6 +464,7 @@ __all__ = [
     "REASON_BLOCKED",
     "REASON_CONTEXT",
     "REASON_HOOK_ERROR",
+    "REASON_NOT_GOVERNED",
     "REASON_STOP_BOUND",
     "REASON_STOP_REJECTED",
     "EventInput",
@@ -426,5 +479,6 @@ __all__ = [
     "hook_applies",
     "hook_verdict",
     "max_prompt_rejections",
+    "record_ungoverned",
     "result_verdict",
 ]
