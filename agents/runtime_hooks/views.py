@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound, ParseError
@@ -45,6 +46,8 @@ def _body(request: HttpRequest) -> Any:
         raise ApiError(f"The body is not JSON: {exc}", code="malformed") from None
 
 
+# Bearer tokens only, never cookies: no cross-site request can carry the credential.
+@csrf_exempt
 async def runtime_hook(request: HttpRequest, runtime: str) -> JsonResponse:
     """The runtime's hook input in, the runtime's hook output out (200), or an error."""
     if request.method != "POST":
