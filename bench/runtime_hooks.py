@@ -41,6 +41,8 @@ common.DATABASE_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/console_runtime_bench"
 )
 common.SERVER_ENV["DATABASE_URL"] = common.DATABASE_URL
+# The sandbox's PATH, so both runs start the same python3 (see hook_overhead_sandbox.py).
+PLAIN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
 PRE = {
     "cwd": "/home/dev/project",
     "permission_mode": "default",
@@ -108,7 +110,9 @@ def plain_script_ms(script: str, runs: int) -> list[float]:
     try:
         for _ in range(runs):
             start = time.perf_counter()
-            subprocess.run([handle.name], input=context, capture_output=True, check=False)
+            subprocess.run(
+                [handle.name], input=context, capture_output=True, check=False, env=PLAIN_ENV
+            )
             out.append((time.perf_counter() - start) * 1000)
     finally:
         os.unlink(handle.name)
@@ -131,6 +135,7 @@ async def pending(port: int, token: str, count: int) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {token}"}
     name = common.DATABASE_URL.rsplit("/", 1)[1]
     sessions: list[int] = []
+    busy: list[int] = []
     async with httpx.AsyncClient(
         base_url=f"http://127.0.0.1:{port}", timeout=600, limits=limits
     ) as http:
@@ -150,9 +155,12 @@ async def pending(port: int, token: str, count: int) -> dict[str, Any]:
         with psycopg.connect(common.DATABASE_URL.rsplit("/", 1)[0] + "/postgres") as conn:
             for _ in range(10):
                 row = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [name]
+                    "SELECT count(*), count(*) FILTER (WHERE state <> 'idle') "
+                    "FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                    [name],
                 ).fetchone()
                 sessions.append(int(row[0]) if row else 0)
+                busy.append(int(row[1]) if row else 0)
                 await asyncio.sleep(0.3)
         assert not any(call.done() for call in calls), "a call returned before the decision"
         ids = await sync_to_async(
@@ -176,6 +184,7 @@ async def pending(port: int, token: str, count: int) -> dict[str, Any]:
         "count": count,
         "opened_s": opened_s,
         "db_sessions_max": max(sessions),
+        "db_busy_max": max(busy),
         "allowed": allowed,
         "decide_and_return_s": all_back_s,
     }
@@ -229,7 +238,8 @@ def main() -> None:
     print(f"(b) sandboxed hook call p95 = {sandbox_ratio:.2f}× plain (target ≤ 1.5×)")
     print(
         f"(c) {held['count']} pending approvals opened in {held['opened_s']:.1f} s; "
-        f"database sessions while they waited: at most {held['db_sessions_max']}; "
+        f"database sessions while they waited: at most {held['db_sessions_max']} open "
+        f"(the server's pool and this script), {held['db_busy_max']} not idle; "
         f"{held['allowed']}/{held['count']} answered allow "
         f"{held['decide_and_return_s']:.1f} s after the decisions began"
     )

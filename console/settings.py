@@ -240,6 +240,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "approvals.openapi.document_longpoll",
+        "agents.runtime_hooks.openapi.document_runtime_hooks",
         "audit.openapi.document_batch_bounds",
         "console.openapi.close_request_objects",
         # Last: adds the error answers every operation can give, the long-poll's too.
