@@ -5,6 +5,8 @@ GitHub Copilot; Claude Code can call the console over http directly).
 It reads the runtime's hook input on stdin, posts it verbatim to
 `$CONSOLE_URL/api/v1/hooks/RUNTIME` with `Authorization: Bearer $CONSOLE_TOKEN`, prints the
 console's answer (already in the runtime's own output format) on stdout and exits 0.
+`GEMINI_CLI_CONSOLE_URL` / `GEMINI_CLI_CONSOLE_TOKEN` stand in for the two where Gemini CLI
+passes hooks only its own variables.
 
 When the console cannot answer (not configured, unreachable, too slow, or any answer but
 200), a pre-tool event is blocked: the reason goes to stderr and the exit code and stdout
@@ -28,6 +30,9 @@ from console_client.runtimes import RUNTIMES, failure
 
 URL_ENV = "CONSOLE_URL"
 TOKEN_ENV = "CONSOLE_TOKEN"
+# Gemini CLI hands hook commands only GEMINI_CLI_* variables when it sanitizes the
+# environment (it does under GitHub Actions): the same two, under names that survive.
+GEMINI_PREFIX = "GEMINI_CLI_"
 TIMEOUT_DEFAULT = 60.0
 STDIN_MAX_BYTES = 16 * 1024 * 1024
 
@@ -58,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
         help="let pre-tool events through when the console cannot answer (default: block)",
     )
     return parser
+
+
+def _setting(environ: Mapping[str, str], name: str) -> str:
+    return (environ.get(name) or environ.get(GEMINI_PREFIX + name) or "").strip()
 
 
 def _event_of(raw: bytes, hint: str) -> str | None:
@@ -92,8 +101,8 @@ def ask_console(
     timeout: float = TIMEOUT_DEFAULT,
 ) -> str:
     """The console's answer body (the runtime's stdout JSON); ConsoleUnavailable otherwise."""
-    base_url = environ.get(URL_ENV, "").strip().rstrip("/")
-    token = environ.get(TOKEN_ENV, "").strip()
+    base_url = _setting(environ, URL_ENV).rstrip("/")
+    token = _setting(environ, TOKEN_ENV)
     if not base_url:
         raise ConsoleUnavailable(f"{URL_ENV} is not set")
     if not token:

@@ -489,7 +489,8 @@ def blocks_on_failure(runtime: str, native_event: str | None) -> bool:
 
 def failure(runtime: str, native_event: str | None, reason: str, *, fail_open: bool) -> Failure:
     """Claude Code, Codex and Gemini CLI block on exit 2 with the reason on stderr; Cursor
-    and Copilot read a deny from stdout (Copilot ignores exit codes), so those get both."""
+    and Copilot read a deny from stdout (exit 0: Copilot ignores exit codes, and the
+    generated Cursor command prints a deny of its own only when console-hook fails)."""
     message = f"console-hook: {reason}"
     if fail_open or not blocks_on_failure(runtime, native_event):
         return Failure("", message + " (not blocked)\n", 0)
@@ -499,5 +500,5 @@ def failure(runtime: str, native_event: str | None, reason: str, *, fail_open: b
         return Failure(json.dumps(body), message + "\n", 0)
     if runtime == CURSOR:
         body = {"permission": "deny", "user_message": text, "agent_message": text}
-        return Failure(json.dumps(body), message + "\n", 2)
+        return Failure(json.dumps(body), message + "\n", 0)
     return Failure("", text + "\n", 2)

@@ -179,10 +179,27 @@ def _gemini(custom_agent: CustomAgent | None, timeouts: dict[str, int]) -> dict[
     }
 
 
+CANNOT_RUN = "console-hook could not run; the governance console blocks this call."
+
+
+def _deny_unless_it_ran(command: str, deny: dict[str, str], *, exit_code: int) -> str:
+    """Cursor and Copilot read a deny from stdout and take a failing command as "allow": when
+    console-hook itself cannot run (not installed, not on PATH, a crash), print the deny."""
+    printed = f"printf '%s\\n' {shlex.quote(json.dumps(deny))}"
+    if exit_code:
+        return f"{command} || {{ {printed}; exit {exit_code}; }}"
+    return f"{command} || {printed}"
+
+
 def _cursor(custom_agent: CustomAgent | None, timeouts: dict[str, int]) -> dict[str, Any]:
+    deny = {"permission": "deny", "user_message": CANNOT_RUN, "agent_message": CANNOT_RUN}
+
     def handler(event: str) -> dict[str, Any]:
         seconds = timeouts[event] + SHIM_HEADROOM_SECONDS
-        return {"command": _shim(CURSOR, custom_agent, seconds), "timeout": seconds}
+        command = _shim(CURSOR, custom_agent, seconds)
+        if event == "PreToolUse":
+            command = _deny_unless_it_ran(command, deny, exit_code=2)
+        return {"command": command, "timeout": seconds}
 
     pre = [handler("PreToolUse")]
     return {
@@ -199,13 +216,14 @@ def _cursor(custom_agent: CustomAgent | None, timeouts: dict[str, int]) -> dict[
 
 def _copilot(custom_agent: CustomAgent | None, timeouts: dict[str, int]) -> dict[str, Any]:
     # Copilot's camelCase input does not name its event: console-hook is told.
+    deny = {"permissionDecision": "deny", "permissionDecisionReason": CANNOT_RUN}
+
     def handler(native: str, event: str) -> dict[str, Any]:
         seconds = timeouts[event] + SHIM_HEADROOM_SECONDS
-        return {
-            "type": "command",
-            "bash": _shim(COPILOT, custom_agent, seconds, event=native),
-            "timeoutSec": seconds,
-        }
+        command = _shim(COPILOT, custom_agent, seconds, event=native)
+        if event == "PreToolUse":
+            command = _deny_unless_it_ran(command, deny, exit_code=0)
+        return {"type": "command", "bash": command, "timeoutSec": seconds}
 
     return {
         "version": 1,

@@ -93,7 +93,7 @@ def test_cursor_and_copilot_files(client, sre):
     copilot = connect(client, sre, "copilot").json()
     assert copilot["version"] == 1
     pre = copilot["hooks"]["preToolUse"][0]
-    assert pre["bash"] == "console-hook copilot --event preToolUse --timeout 30"
+    assert pre["bash"].startswith("console-hook copilot --event preToolUse --timeout 30 || ")
     assert pre["timeoutSec"] == 35
 
 
@@ -128,16 +128,3 @@ def test_another_agents_custom_agent_is_404(client, sre, other):
 
 def test_reviewers_cannot_read_connect_settings(reviewer_client):
     assert reviewer_client.get("/api/v1/connect/claude-code?agent=sre-agent").status_code == 403
-
-
-def test_the_api_document_lists_the_hook_and_connect_endpoints(outsider_client):
-    paths = outsider_client.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
-    hook = paths["/api/v1/hooks/{runtime}"]["post"]
-    assert hook["parameters"][0]["schema"]["enum"] == [
-        "claude-code",
-        "codex",
-        "gemini-cli",
-        "cursor",
-        "copilot",
-    ]
-    assert "get" in paths["/api/v1/connect/{runtime}"]

@@ -164,3 +164,23 @@ def test_no_console_url_blocks_and_says_so():
     )
     assert done.returncode == 2
     assert b"CONSOLE_URL is not set" in done.stderr
+
+
+def test_gemini_cli_prefixed_variables_stand_in_for_the_plain_ones():
+    server = ScriptedHTTP().start()
+    env = {k: v for k, v in os.environ.items() if k not in ("CONSOLE_URL", "CONSOLE_TOKEN")}
+    env.update(GEMINI_CLI_CONSOLE_URL=server.url, GEMINI_CLI_CONSOLE_TOKEN="agt_gemini")
+    try:
+        server.route("POST", "/api/v1/hooks/", (200, {}))
+        done = subprocess.run(
+            [sys.executable, "-m", "console_client.hook_cli", "gemini-cli"],
+            input=json.dumps(GEMINI_BEFORE_TOOL).encode(),
+            capture_output=True,
+            env=env,
+            cwd=ROOT,
+            timeout=60,
+        )
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    assert server.seen[0].headers["Authorization"] == "Bearer agt_gemini"

@@ -201,7 +201,7 @@ def test_long_reasons_are_capped_for_the_runtime():
         ("claude-code", "PreToolUse", 2, None),
         ("codex", "PreToolUse", 2, None),
         ("gemini-cli", "BeforeTool", 2, None),
-        ("cursor", "beforeShellExecution", 2, "permission"),
+        ("cursor", "beforeShellExecution", 0, "permission"),
         ("copilot", "preToolUse", 0, "permissionDecision"),
     ],
 )
