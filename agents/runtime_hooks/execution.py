@@ -19,10 +19,11 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_hooks import ApprovalRequest, ApprovalResolution, HostRegistry
+from agent_hooks import ApprovalOutcome, ApprovalRequest, ApprovalResolution, HostRegistry, Verdict
 from django.conf import settings
 from django.utils import timezone
 
+from agents.models import AgentToken
 from approvals import services as approval_services
 from approvals.longpoll import escalation_wait, released
 from approvals.wire import resolution as escalation_resolution
@@ -37,6 +38,8 @@ from console_client.runners import arun_command_hook
 _SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
     weakref.WeakKeyDictionary()
 )
+REASON_TOKEN_REVOKED = "console:token_revoked"
+TOKEN_REVOKED_MESSAGE = "The agent token was revoked while this call waited for reviewers."
 # Past an escalation's expiry, how long to keep reading before answering from the clock.
 EXPIRY_GRACE_SECONDS = 2.0
 
@@ -83,8 +86,19 @@ class EscalationResolver:
                 raise ResolverError("escalation stayed pending past its expiry")
         if resolution.context_identity != request.context_identity:
             raise ResolverError("resolution context_identity does not echo the request")
+        if not await released(_token_active)(self.principal):
+            # A token revoked while its call waited gets no approval.
+            resolution = ApprovalResolution(
+                ApprovalOutcome.REJECT,
+                request.context_identity,
+                Verdict.deny(reason=REASON_TOKEN_REVOKED, message=TOKEN_REVOKED_MESSAGE),
+            )
         self.resolution = resolution
         return resolution
+
+
+def _token_active(principal: AgentPrincipal) -> bool:
+    return AgentToken.objects.filter(pk=principal.token.pk, revoked_at__isnull=True).exists()
 
 
 def console_registry(resolver: EscalationResolver) -> HostRegistry:

@@ -121,3 +121,19 @@ async def test_a_runtime_that_hangs_up_while_waiting_leaves_a_fail_closed_record
     record = await sync_to_async(InterceptionRecord.objects.get)(agent=sre.agent)
     assert record.outcome == "host_error" and record.decision == "deny"
     assert record.framework == "claude-code"
+
+
+async def test_a_token_revoked_while_its_call_waited_gets_no_approval(sre, rita):
+    from agents import services as agent_services
+
+    await sync_to_async(add_hook)(sre, "PreToolUse", {"type": "approval", "matcher": "Bash"})
+    waiting = asyncio.create_task(_post(sre, CLAUDE_PRE))
+    escalation = await _pending_escalation()
+    token = await sync_to_async(sre.agent.tokens.get)()
+    await asyncio.to_thread(
+        in_own_thread(agent_services.agent_token_revoke), actor=None, token=token
+    )
+    await _decide(escalation, rita, outcome="approve")
+    specific = (await asyncio.wait_for(waiting, timeout=20)).json()["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny"
+    assert "revoked" in specific["permissionDecisionReason"]
