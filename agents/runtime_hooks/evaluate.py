@@ -27,7 +27,7 @@ from typing import Any
 
 from agent_hooks import InterceptionRecord
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
 
 from agents.declaration import declaration_document
 from agents.models import Agent
@@ -38,6 +38,7 @@ from agents.runtime_hooks.services import (
     runtime_session_stop_settle,
 )
 from agents.selectors import get_custom_agent
+from agents.validation import NAME_RE
 from approvals.longpoll import agent_principal, released
 from console.auth import AgentPrincipal
 from console_client.client import STOP_REJECTION_CAP
@@ -83,6 +84,9 @@ def effective_declaration(agent: Agent, custom_agent_name: str) -> dict[str, Any
         if found is not None:
             _declarations.move_to_end(key)
             return found
+    if custom_agent_name and not NAME_RE.match(custom_agent_name):
+        # A name no custom agent can have (a NUL byte, say) never reaches the database.
+        raise Http404("No such custom agent.")
     custom_agent = get_custom_agent(agent, custom_agent_name) if custom_agent_name else None
     document = declaration_document(agent, custom_agent)
     with _declarations_lock:

@@ -7,6 +7,24 @@ from typing import Any
 from console_client.runtimes import RUNTIMES
 
 HOOK_PATH = "/api/v1/hooks/{runtime}"
+# Claude Code's PreToolUse input, as the real client sends it.
+CLAUDE_CODE_PRE_TOOL_USE = {
+    "session_id": "9f1c2d7e-4b7a-4c1e-9a55-2f1d3c4b5a6e",
+    "transcript_path": "/home/dev/.claude/projects/p/9f1c2d7e.jsonl",
+    "cwd": "/home/dev/project",
+    "permission_mode": "default",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "npm test", "description": "Run the tests"},
+    "tool_use_id": "toolu_01ABCDEFGHIJKLMNOPQRSTUV",
+}
+RUNTIME_PARAMETER = {
+    "name": "runtime",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "enum": list(RUNTIMES)},
+    "example": "claude-code",
+}
 
 
 def document_runtime_hooks(result: dict[str, Any], **_kwargs: Any) -> dict[str, Any]:
@@ -26,12 +44,7 @@ def document_runtime_hooks(result: dict[str, Any], **_kwargs: Any) -> dict[str, 
             ),
             "tags": ["v1"],
             "parameters": [
-                {
-                    "name": "runtime",
-                    "in": "path",
-                    "required": True,
-                    "schema": {"type": "string", "enum": list(RUNTIMES)},
-                },
+                RUNTIME_PARAMETER,
                 {
                     "name": "custom_agent",
                     "in": "query",
@@ -47,7 +60,15 @@ def document_runtime_hooks(result: dict[str, Any], **_kwargs: Any) -> dict[str, 
                     "description": "The event, for inputs that do not name it (Copilot).",
                 },
             ],
-            "requestBody": {"required": True, "content": anything},
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {"type": "object", "additionalProperties": True},
+                        "examples": {"claude-code PreToolUse": {"value": CLAUDE_CODE_PRE_TOOL_USE}},
+                    }
+                },
+            },
             "security": [{"bearerToken": []}],
             "responses": {
                 "200": {"description": "The runtime's hook output.", "content": anything},
@@ -62,5 +83,10 @@ def document_runtime_hooks(result: dict[str, Any], **_kwargs: Any) -> dict[str, 
             },
         }
     }
+    connect = result["paths"].get("/api/v1/connect/{runtime}", {}).get("get")
+    if connect is not None:
+        for parameter in connect.get("parameters", []):
+            if parameter.get("in") == "path" and parameter.get("name") == "runtime":
+                parameter.update(RUNTIME_PARAMETER)
     result["paths"] = dict(sorted(result["paths"].items()))
     return result

@@ -103,7 +103,11 @@ class ConnectApi(APIView):
             ),
             OpenApiParameter("download", bool, description="Answer as a file attachment."),
         ],
-        responses={200: OpenApiTypes.OBJECT, **errors(400, 404)},
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "application/toml"): OpenApiTypes.STR,
+            **errors(400, 404),
+        },
         description="The hook settings that connect this runtime to the console (DESIGN §6).",
     )
     def get(self, request: Request, runtime: str) -> HttpResponse:

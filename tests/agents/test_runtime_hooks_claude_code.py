@@ -262,3 +262,8 @@ def test_a_real_client_is_not_refused_by_the_csrf_check(sre):
     strict = Client(enforce_csrf_checks=True)
     response = post_hook(strict, sre, "claude-code", CLAUDE_PRE)
     assert response.status_code == 200, response.content
+
+
+def test_a_custom_agent_name_that_cannot_exist_is_404_without_a_query(client, sre):
+    response = post_hook(client, sre, "claude-code", CLAUDE_PRE, query="?custom_agent=no%20such%20name!")
+    assert response.status_code == 404
