@@ -265,5 +265,7 @@ def test_a_real_client_is_not_refused_by_the_csrf_check(sre):
 
 
 def test_a_custom_agent_name_that_cannot_exist_is_404_without_a_query(client, sre):
-    response = post_hook(client, sre, "claude-code", CLAUDE_PRE, query="?custom_agent=no%20such%20name!")
+    response = post_hook(
+        client, sre, "claude-code", CLAUDE_PRE, query="?custom_agent=no%20such%20name!"
+    )
     assert response.status_code == 404
