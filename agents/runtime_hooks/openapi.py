@@ -88,5 +88,7 @@ def document_runtime_hooks(result: dict[str, Any], **_kwargs: Any) -> dict[str, 
         for parameter in connect.get("parameters", []):
             if parameter.get("in") == "path" and parameter.get("name") == "runtime":
                 parameter.update(RUNTIME_PARAMETER)
+            elif parameter.get("name") == "agent":
+                parameter["example"] = "sre-agent"
     result["paths"] = dict(sorted(result["paths"].items()))
     return result
