@@ -112,6 +112,8 @@ def _bounded_wait(case: Any) -> Any:
 # paths and their response schemas are exercised, not only refusals).
 MUST_SUCCEED = {
     "GET /api/v1/agent/hooks": {"pat_admin", "agent"},
+    "GET /api/v1/connect/{runtime}": {"pat_admin", "agent"},
+    "POST /api/v1/hooks/{runtime}": {"agent"},
     "PUT /api/v1/agent/hooks": {"pat_admin", "agent"},
     "GET /api/v1/declaration": {"agent"},
     "GET /api/v1/escalations": {"pat_admin", "pat_rev"},
