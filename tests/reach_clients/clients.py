@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.reach_clients.model_server import ScriptedModel
+from tests.reach_clients.model_server import ScriptedModel, ToolCall
 from tests.reach_clients.netns import LoopbackNamespace
 
 DEFAULT_DIR = Path.home() / ".cache" / "console-tests" / "reach-clients"
@@ -80,7 +81,9 @@ class Started:
 
 
 class Client:
-    name = ""
+    name = ""  # the binary
+    runtime = ""  # the console's name for it: /api/v1/hooks/{runtime}, /api/v1/connect/{runtime}
+    shell_tool = ""  # the shell tool's name as the client's hooks see it
 
     def __init__(self, namespace: LoopbackNamespace, model: ScriptedModel, root: Path) -> None:
         self.namespace = namespace
@@ -94,6 +97,18 @@ class Client:
         raise NotImplementedError
 
     def env(self, extra: dict[str, str]) -> dict[str, str]:
+        raise NotImplementedError
+
+    def shell(self, command: str) -> ToolCall:
+        """The model's call of this client's shell tool."""
+        raise NotImplementedError
+
+    def install(self, settings: dict[str, Any]) -> None:
+        """Put the console's generated hook settings where the client reads them."""
+        raise NotImplementedError
+
+    def session_id(self, run: Run) -> str:
+        """The session id the client reported for a finished run."""
         raise NotImplementedError
 
     def start(self, prompt: str, *, cwd: Path, env: dict[str, str] | None = None) -> Started:
@@ -115,6 +130,8 @@ class ClaudeCode(Client):
     """`claude -p` with `--settings FILE` (the console's generated settings)."""
 
     name = "claude"
+    runtime = "claude-code"
+    shell_tool = "Bash"
 
     def __init__(self, namespace: LoopbackNamespace, model: ScriptedModel, root: Path) -> None:
         super().__init__(namespace, model, root)
@@ -122,6 +139,14 @@ class ClaudeCode(Client):
 
     def use_settings(self, settings: dict[str, Any]) -> None:
         self.settings_path.write_text(json.dumps(settings, indent=2))
+
+    install = use_settings
+
+    def shell(self, command: str) -> ToolCall:
+        return ToolCall("Bash", {"command": command, "description": "scripted step"})
+
+    def session_id(self, run: Run) -> str:
+        return str(run.json()["session_id"])
 
     def command(self, prompt: str) -> list[str]:
         return [
@@ -150,6 +175,8 @@ class Codex(Client):
     """`codex exec` with a custom model provider (Responses API) and `$CODEX_HOME/hooks.json`."""
 
     name = "codex"
+    runtime = "codex"
+    shell_tool = "Bash"  # the model calls `exec_command`; hooks see `Bash`
 
     def __init__(self, namespace: LoopbackNamespace, model: ScriptedModel, root: Path) -> None:
         super().__init__(namespace, model, root)
@@ -158,6 +185,16 @@ class Codex(Client):
 
     def use_hooks(self, hooks: dict[str, Any]) -> None:
         (self.codex_home / "hooks.json").write_text(json.dumps(hooks, indent=2))
+
+    install = use_hooks
+
+    def shell(self, command: str) -> ToolCall:
+        return ToolCall("exec_command", {"cmd": command})
+
+    def session_id(self, run: Run) -> str:
+        found = re.search(r"^session id: (\S+)$", run.stderr, re.MULTILINE)
+        assert found, run
+        return found.group(1)
 
     def command(self, prompt: str) -> list[str]:
         provider = (
@@ -198,6 +235,8 @@ class GeminiCli(Client):
     """`gemini -p` with GOOGLE_GEMINI_BASE_URL and `~/.gemini/settings.json`."""
 
     name = "gemini"
+    runtime = "gemini-cli"
+    shell_tool = "run_shell_command"
 
     def __init__(self, namespace: LoopbackNamespace, model: ScriptedModel, root: Path) -> None:
         super().__init__(namespace, model, root)
@@ -212,6 +251,14 @@ class GeminiCli(Client):
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         }
         self.settings_path.write_text(json.dumps({**quiet, **settings}, indent=2))
+
+    install = use_settings
+
+    def shell(self, command: str) -> ToolCall:
+        return ToolCall("run_shell_command", {"command": command})
+
+    def session_id(self, run: Run) -> str:
+        return str(run.json()["session_id"])
 
     def command(self, prompt: str) -> list[str]:
         return [
@@ -234,3 +281,8 @@ class GeminiCli(Client):
             GEMINI_CLI_NO_RELAUNCH="true",
             **extra,
         )
+
+
+CLIENTS: dict[str, type[Client]] = {
+    client.runtime: client for client in (ClaudeCode, Codex, GeminiCli)
+}
