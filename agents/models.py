@@ -153,3 +153,40 @@ class AgentToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class Runtime(models.TextChoices):
+    """Agent runtimes governed through their own hooks (DESIGN §6)."""
+
+    CLAUDE_CODE = "claude-code", "Claude Code"
+    CODEX = "codex", "Codex CLI"
+    GEMINI_CLI = "gemini-cli", "Gemini CLI"
+    CURSOR = "cursor", "Cursor"
+    COPILOT = "copilot", "GitHub Copilot"
+
+
+class RuntimeSession(models.Model):
+    """One session of another agent runtime, as its hooks reach the console: the record
+    sequence the console hands out (each hook call is a separate request) and the Stop
+    rejections in a row, which bound a Stop hook that always rejects."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runtime_sessions")
+    runtime = models.CharField(max_length=16, choices=Runtime.choices)
+    session_id = models.CharField(max_length=200)
+    custom_agent_name = models.CharField(max_length=64, blank=True)
+    next_sequence = models.BigIntegerField(default=0)
+    stop_rejection_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            # Records are keyed (agent, session_id, sequence): one counter per agent session.
+            models.UniqueConstraint(
+                fields=["agent", "session_id"], name="runtime_session_unique_per_agent"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}:{self.runtime}:{self.session_id}"

@@ -41,6 +41,8 @@ class Escalation(models.Model):
     session_id = models.CharField(max_length=200, blank=True)
     turn = models.PositiveIntegerField(null=True, blank=True)
     framework = models.CharField(max_length=64, blank=True)
+    # Where an agent runtime (Claude Code, Codex, ...) was working when it asked.
+    cwd = models.CharField(max_length=1024, blank=True)
     revision = models.PositiveIntegerField(null=True, blank=True)
     verdict_reason = models.CharField(max_length=200, blank=True)
     approvals_required = models.PositiveSmallIntegerField(default=1)

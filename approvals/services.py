@@ -100,6 +100,7 @@ def _facts(request: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
         "session_id": str(meta.get("session_id") or session.get("id") or "")[:200],
         "turn": turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
         "framework": str(meta.get("framework") or agent_info.get("framework") or "")[:64],
+        "cwd": str(meta.get("cwd") or "")[:1024],
     }
 
 

@@ -40,6 +40,19 @@ def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(reviewer_cli
         assert fact in html, fact
 
 
+def test_inbox_shows_the_runtime_session_and_working_directory(reviewer_client, escalate):
+    escalate(
+        "Bash",
+        {"command": "npm test"},
+        framework="claude-code",
+        session_id="9f1c2d7e-4b7a",
+        cwd="/home/dev/project",
+    )
+    html = reviewer_client.get("/approvals/").content.decode()
+    for fact in ("claude-code", "9f1c2d7e-4b7a", "/home/dev/project"):
+        assert fact in html, fact
+
+
 def test_auditors_outsiders_and_anonymous_cannot_open_the_inbox(
     auditor_client, outsider_client, client
 ):

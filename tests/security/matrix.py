@@ -118,6 +118,16 @@ def _document(name: str, instructions: str) -> dict[str, Any]:
     }
 
 
+CLAUDE_CODE_PRE_TOOL_USE = {
+    "session_id": "matrix-session",
+    "cwd": "/tmp/project",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "ls"},
+    "tool_use_id": "toolu_matrix",
+}
+
+
 def _escalation_body(world: World) -> str:
     return _json({"request": approval_request("restart_service", {"service": "db"}), "meta": {}})
 
@@ -245,6 +255,23 @@ ROWS: list[Row] = [
         "GET",
         "/api/v1/declaration?custom_agent={custom}",
         api(200, "agent", agent_other=404),
+    ),
+    # Other agent runtimes' hooks (DESIGN §6): agent tokens only; another agent's token
+    # cannot name sre-agent's custom agent (404); every answered call stores a record.
+    Row(
+        "api/v1/hooks/<str:runtime>",
+        "POST",
+        "/api/v1/hooks/claude-code?custom_agent={custom}",
+        api(
+            200,
+            "agent",
+            agent_other=404,
+            **dict.fromkeys(SESSION_PERSONAS, 401),
+            **{f"pat_{p}": 403 for p in SESSION_PERSONAS},
+        ),
+        _json(CLAUDE_CODE_PRE_TOOL_USE),
+        JSON,
+        writes=True,
     ),
     # approvals API ------------------------------------------------------------------------
     Row("api/v1/escalations", "GET", "/api/v1/escalations?status=all", api(200, *REVIEWERS)),
