@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import ParseError
 
 from agents.runtime_hooks.evaluate import runtime_hook_call
@@ -35,6 +36,9 @@ def _body(request: HttpRequest) -> Any:
         raise ApiError(f"The body is not JSON: {exc}", code="malformed") from None
 
 
+# Agent-token authenticated, never by a session cookie: CSRF does not apply, and the runtimes
+# (Claude Code's http hooks, console-hook) send no CSRF token.
+@csrf_exempt
 async def runtime_hook(request: HttpRequest, runtime: str) -> JsonResponse:
     """The runtime's hook input in, the runtime's hook output out (200), or an error."""
     if request.method != "POST":
