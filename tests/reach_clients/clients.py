@@ -155,6 +155,10 @@ class ClaudeCode(Client):
             prompt,
             "--settings",
             str(self.settings_path),
+            # The user's own permission rule: Bash runs without asking (headless, an ask is
+            # a refusal). The console's hooks still come first: their deny wins.
+            "--allowedTools",
+            "Bash",
             "--output-format",
             "json",
         ]

@@ -70,7 +70,11 @@ def exported_records(
         )
         assert answer.status_code == 200, answer.text
         text = answer.text
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        # A header line (the filter, the time) and a trailer line (the row count) frame the rows.
+        assert "export" in lines[0], lines[0]
+        rows = lines[1:-1]
+        assert lines[-1] == {"export_end": {"rows": len(rows)}}, lines[-1]
         points = {row["interception_point"] for row in rows}
         if expect_points <= points or time.monotonic() > deadline:
             return rows, text
