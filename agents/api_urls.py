@@ -13,4 +13,5 @@ urlpatterns = [
     path("v1/agent/hooks", api.AgentHooksApi.as_view(), name="api-agent-hooks"),
     path("v1/declaration", api_declaration.DeclarationApi.as_view(), name="api-declaration"),
     path("v1/hooks/<str:runtime>", runtime_views.runtime_hook, name="api-runtime-hook"),
+    path("v1/connect/<str:runtime>", runtime_views.ConnectApi.as_view(), name="api-connect"),
 ]

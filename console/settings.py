@@ -254,6 +254,8 @@ CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, mi
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
 # Command hooks one console process runs at once for other agent runtimes (DESIGN §6).
 CONSOLE_HOOK_CONCURRENCY = env_int("CONSOLE_HOOK_CONCURRENCY", 4, minimum=1)
+# The one-line install of `console-hook` the "Connect an agent" page shows.
+CONSOLE_HOOK_INSTALL = env_str("CONSOLE_HOOK_INSTALL", "pipx install agent-governance-console")
 # Record ingest answers 503 + Retry-After rather than wait longer than this for the database.
 CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS = env_int(
     "CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS", 2000, minimum=1

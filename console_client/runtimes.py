@@ -488,7 +488,7 @@ def failure(runtime: str, native_event: str | None, reason: str, *, fail_open: b
     message = f"console-hook: {reason}"
     if fail_open or not blocks_on_failure(runtime, native_event):
         return Failure("", message + " (not blocked)\n", 0)
-    text = f"The governance console could not be reached ({reason}); the call is blocked."
+    text = f"The governance console gave no answer ({reason}); the call is blocked."
     if runtime == COPILOT:
         body = {"permissionDecision": "deny", "permissionDecisionReason": text}
         return Failure(json.dumps(body), message + "\n", 0)

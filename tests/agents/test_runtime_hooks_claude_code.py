@@ -4,6 +4,7 @@ agent's hooks evaluated on the console, records stored payload-free."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from agents import services as agent_services
 from agents.models import RuntimeSession
@@ -254,3 +255,10 @@ def test_an_escalation_carries_runtime_session_and_cwd(client, sre, settings):
     assert escalation.cwd == CWD
     assert escalation.tool_name == "Bash"
     assert escalation.arguments["command"] == "npm test"
+
+
+def test_a_real_client_is_not_refused_by_the_csrf_check(sre):
+    # Claude Code sends no cookie and no CSRF token: a bearer token is the only credential.
+    strict = Client(enforce_csrf_checks=True)
+    response = post_hook(strict, sre, "claude-code", CLAUDE_PRE)
+    assert response.status_code == 200, response.content

@@ -273,6 +273,12 @@ ROWS: list[Row] = [
         JSON,
         writes=True,
     ),
+    Row(
+        "api/v1/connect/<str:runtime>",
+        "GET",
+        "/api/v1/connect/claude-code?agent={sre}&custom_agent={custom}",
+        api(200, *AGENT_OR_ADMIN, agent_other=404),
+    ),
     # approvals API ------------------------------------------------------------------------
     Row("api/v1/escalations", "GET", "/api/v1/escalations?status=all", api(200, *REVIEWERS)),
     Row(
