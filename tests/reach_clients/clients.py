@@ -43,8 +43,14 @@ def client_binary(name: str) -> Path:
 
 
 def base_env(home: Path, **extra: str) -> dict[str, str]:
+    """A client's whole environment: a scratch HOME, and PATH with the project's console
+    scripts (`console-hook`) first. PYTHONPATH passes through, so that console-hook runs the
+    code under test when the suite runs from a work tree on PYTHONPATH."""
     path = f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"
-    return {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", **extra}
+    env = {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8"}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return {**env, **extra}
 
 
 @dataclass

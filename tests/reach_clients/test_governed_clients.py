@@ -110,20 +110,21 @@ def test_an_approval_edited_by_the_reviewer_runs_the_edited_command(
     connect: Callable[..., Any], client: Client, model: ScriptedModel, work: Path
 ) -> None:
     agent = connect({"PreToolUse": [approval(client.shell_tool)]})
-    (work / "cache").mkdir()
     model.script(client.shell(f"rm -rf {work}/victim"), Text("Cleaned up."))
 
     started = client.start("clean up", cwd=work, env=agent.client_env())
     pending = wait_for_pending(agent, started)
     assert pending["tool_name"] == client.shell_tool
     assert pending["arguments"]["command"] == f"rm -rf {work}/victim"
-    edited = {**pending["arguments"], "command": f"rm -rf {work}/cache"}
-    decide(agent, pending["id"], "approve", "Only the cache, please.", args=edited)
+    # (Not another `rm -rf`: Codex re-checks an edited command and refuses `rm -f` forms.)
+    edited = {**pending["arguments"], "command": f"mv {work}/victim {work}/victim.old"}
+    decide(agent, pending["id"], "approve", "Move it aside instead.", args=edited)
     run = started.wait()
 
     assert run.returncode == 0, run
-    assert not (work / "cache").exists()  # the edited command ran
-    assert (work / "victim" / "keep.txt").exists()  # the original did not
+    # The edited command ran, the original did not.
+    assert (work / "victim.old" / "keep.txt").read_text() == "precious"
+    assert not (work / "victim").exists()
     assert pending["session_id"] == client.session_id(run)
 
 
