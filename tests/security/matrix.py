@@ -460,6 +460,15 @@ ROWS: list[Row] = [
         {},
         writes=True,
     ),
+    Row(A + "connect/", "GET", "/agents/{sre}/connect/?runtime=codex", page(200, *ADMIN)),
+    Row(
+        A + "connect/",
+        "POST",
+        "/agents/{sre}/connect/",
+        page(200, *ADMIN),
+        {"runtime": "claude-code", "name": "laptop"},
+        writes=True,
+    ),
     Row(A + "history/", "GET", "/agents/{sre}/history/", page(200, *ADMIN)),
     Row(A + "history/<int:number>/", "GET", "/agents/{sre}/history/{revision}/", page(200, *ADMIN)),
     Row(
