@@ -192,6 +192,21 @@ def test_when_the_console_is_down_the_tool_is_blocked(
     assert not (work / "should-not-exist").exists()
 
 
+@pytest.mark.parametrize("client", ["codex", "gemini-cli"], indirect=True)
+def test_when_console_hook_cannot_run_the_tool_is_blocked(
+    connect: Callable[..., Any], client: Client, model: ScriptedModel, work: Path
+) -> None:
+    # console-hook not installed (or not on the client's PATH): the shell answers 127, which
+    # Codex reads as "no objection" and Gemini CLI (like any exit but 0 and 2) as a warning.
+    agent = connect({"PreToolUse": [no_rm_rf(client.shell_tool)]})
+    model.script(client.shell(f"touch {work}/should-not-exist"), Text("The hook failed."))
+
+    run = client.run("touch it", cwd=work, env={**agent.client_env(), "PATH": "/usr/bin:/bin"})
+
+    assert run.returncode == 0, run
+    assert not (work / "should-not-exist").exists()
+
+
 def test_the_records_are_exported_and_carry_no_argument(
     connect: Callable[..., Any], client: Client, model: ScriptedModel, work: Path
 ) -> None:
