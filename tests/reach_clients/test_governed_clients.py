@@ -234,18 +234,3 @@ def test_the_records_are_exported_and_carry_no_argument(
         if row["interception_point"] != "output":
             assert row["tool_name"] == client.shell_tool
     assert marker not in text
-
-
-def test_the_claude_code_settings_send_tool_calls_to_the_console_and_fail_closed(
-    governed: Callable[..., Any],
-) -> None:
-    settings = governed({"PreToolUse": [no_rm_rf("Bash")]}).connect("claude-code")
-
-    handlers = [handler for group in settings["hooks"]["PreToolUse"] for handler in group["hooks"]]
-    assert handlers, settings
-    for handler in handlers:
-        assert handler["type"] == "http"
-        assert handler["url"].endswith("/api/v1/hooks/claude-code")
-        assert handler["headers"]["Authorization"] == "Bearer $CONSOLE_TOKEN"
-        assert "CONSOLE_TOKEN" in handler["allowedEnvVars"]
-        assert handler["onFailure"] == "block"
