@@ -166,15 +166,12 @@ class Runtime(models.TextChoices):
 
 
 class RuntimeSession(models.Model):
-    """One session of another agent runtime, as its hooks reach the console: the record
-    sequence the console hands out (each hook call is a separate request) and the Stop
-    rejections in a row, which bound a Stop hook that always rejects."""
+    """One session of another agent runtime that reached a Stop: the Stop rejections in a
+    row, which bound a Stop hook that always rejects (each hook call is its own request)."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runtime_sessions")
     runtime = models.CharField(max_length=16, choices=Runtime.choices)
     session_id = models.CharField(max_length=200)
-    custom_agent_name = models.CharField(max_length=64, blank=True)
-    next_sequence = models.BigIntegerField(default=0)
     stop_rejection_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -182,7 +179,6 @@ class RuntimeSession(models.Model):
     class Meta:
         ordering = ["-updated_at"]
         constraints = [
-            # Records are keyed (agent, session_id, sequence): one counter per agent session.
             models.UniqueConstraint(
                 fields=["agent", "session_id"], name="runtime_session_unique_per_agent"
             )

@@ -272,14 +272,19 @@ def _bool(body: Mapping[str, Any], name: str) -> bool | None:
     return value
 
 
-def parse(runtime: str, body: Any, event: str | None = None) -> RuntimeEvent:
-    """Read one hook input of `runtime`. Raises RuntimeInputError naming the field."""
+def require_runtime(runtime: str) -> None:
+    """RuntimeInputError (404) unless `runtime` is one the console speaks."""
     if runtime not in EVENTS:
         raise RuntimeInputError(
             f"Unknown runtime {runtime!r}; use one of {', '.join(RUNTIMES)}.",
             {"/runtime": [f"Use one of {', '.join(RUNTIMES)}."]},
             status=404,
         )
+
+
+def parse(runtime: str, body: Any, event: str | None = None) -> RuntimeEvent:
+    """Read one hook input of `runtime`. Raises RuntimeInputError naming the field."""
+    require_runtime(runtime)
     if not isinstance(body, dict):
         raise _error("", "The body must be the runtime's hook input, a JSON object.")
     native = _event_name(runtime, body, event)

@@ -1,13 +1,13 @@
 """One hook call of another agent runtime, end to end (DESIGN §6).
 
 1. read the runtime's input (`console_client.runtimes.parse`);
-2. in one short database visit: the custom agent, the session's next record sequence (and
-   its Stop rejections so far), the agent's effective declaration;
+2. in one short database visit: the caller's token, the Stop rejections so far (Stop only)
+   and the agent's effective declaration (cached by agent revision: usually no query);
 3. evaluate it with console_client's own implementation (`evaluate_event`: the SDK emitter
    over the declaration, console_client's interceptors, the console-side runners and
    resolver); an event the console cannot govern is only recorded (`record_ungoverned`);
-4. in a second short visit: store the payload-free records through the records ingest and
-   settle the Stop counter; then answer in the runtime's own format.
+4. answer in the runtime's own format, then, once the answer is sent, store the payload-free
+   records through the records ingest and settle the Stop counter (RecordingResponse).
 
 No database connection is held between the visits, however long a reviewer takes.
 """
@@ -15,23 +15,30 @@ No database connection is held between the visits, however long a reviewer takes
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
+import threading
+import time
 import uuid
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from agent_hooks import InterceptionRecord
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
 
 from agents.declaration import declaration_document
 from agents.models import Agent
 from agents.runtime_hooks.execution import EscalationResolver, console_registry
 from agents.runtime_hooks.services import (
-    SessionTicket,
     runtime_records_store,
-    runtime_session_advance,
+    runtime_session_stop_rejections,
     runtime_session_stop_settle,
 )
 from agents.selectors import get_custom_agent
-from approvals.longpoll import released
+from approvals.longpoll import agent_principal, released
 from console.auth import AgentPrincipal
 from console_client.client import STOP_REJECTION_CAP
 from console_client.evaluation import (
@@ -41,33 +48,74 @@ from console_client.evaluation import (
     record_ungoverned,
 )
 from console_client.records import record_item
-from console_client.runtimes import NO_OBJECTION, STOP, Reply, RuntimeEvent, answer, parse
+from console_client.runtimes import NO_OBJECTION, STOP, Reply, RuntimeEvent, answer
 from console_client.transcript import SessionTranscript
 
+log = logging.getLogger(__name__)
+
 APPROVED_TEXT = "Approved by a reviewer in the governance console."
+DECLARATIONS_CACHED = 512
+
+# Declarations by (agent, revision, mode, custom agent): every configuration change bumps the
+# agent's revision, so an entry is never stale, and a hook call needs no query for it.
+_declarations: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_declarations_lock = threading.Lock()
+_sequence = {"last": 0}
+_sequence_lock = threading.Lock()
+
+
+def next_sequence() -> int:
+    """A record sequence for one hook call: microseconds since the epoch, strictly increasing
+    within this process. Records are keyed (agent, session, sequence); runtime sessions have
+    no counter of their own, and a shared one would cost a database write per call."""
+    with _sequence_lock:
+        value = max(time.time_ns() // 1000, _sequence["last"] + 1)
+        _sequence["last"] = value
+        return value
+
+
+def effective_declaration(agent: Agent, custom_agent_name: str) -> dict[str, Any]:
+    """The agent's declaration (+ the custom agent's hooks); Http404 for an unknown one."""
+    # created_at too: a flushed database (tests) may hand an old primary key out again.
+    key = (agent.pk, agent.created_at, agent.revision, agent.mode, custom_agent_name)
+    with _declarations_lock:
+        found = _declarations.get(key)
+        if found is not None:
+            _declarations.move_to_end(key)
+            return found
+    custom_agent = get_custom_agent(agent, custom_agent_name) if custom_agent_name else None
+    document = declaration_document(agent, custom_agent)
+    with _declarations_lock:
+        _declarations[key] = document
+        while len(_declarations) > DECLARATIONS_CACHED:
+            _declarations.popitem(last=False)
+    return document
 
 
 @dataclass(frozen=True)
 class Prepared:
     agent: Agent
     custom_agent_name: str
-    ticket: SessionTicket
-    document: dict[str, Any] | None
+    sequence: int
+    stop_rejection_count: int
+    document: dict[str, Any]
 
 
-def _prepare(principal: AgentPrincipal, event: RuntimeEvent, custom_agent_name: str) -> Prepared:
+def open_call(
+    request: HttpRequest, event: RuntimeEvent | None, custom_agent_name: str
+) -> JsonResponse | tuple[AgentPrincipal, Prepared | None]:
+    """The one database visit before evaluating: who calls, and what to evaluate."""
+    principal = agent_principal(request)
+    if isinstance(principal, JsonResponse) or event is None:
+        return principal if isinstance(principal, JsonResponse) else (principal, None)
     agent = principal.agent
-    custom_agent = get_custom_agent(agent, custom_agent_name) if custom_agent_name else None
-    ticket = runtime_session_advance(
-        actor=principal,
-        agent=agent,
-        runtime=event.runtime,
-        session_id=event.session_id,
-        custom_agent_name=custom_agent_name,
-        stop_hook_active=event.stop_hook_active if event.event == STOP else None,
-    )
-    document = declaration_document(agent, custom_agent) if event.governed else None
-    return Prepared(agent, custom_agent_name, ticket, document)
+    stops = 0
+    if event.event == STOP:
+        stops = runtime_session_stop_rejections(
+            agent=agent, session_id=event.session_id, stop_hook_active=event.stop_hook_active
+        )
+    document = effective_declaration(agent, custom_agent_name)
+    return principal, Prepared(agent, custom_agent_name, next_sequence(), stops, document)
 
 
 def _finish(
@@ -86,10 +134,11 @@ def _finish(
     items = [record_item(record, meta) for record in records]
     if items:
         runtime_records_store(actor=principal, agent=prepared.agent, items=items)
-    if stop_rejections is not None:
+    if stop_rejections is not None and (stop_rejections or prepared.stop_rejection_count):
         runtime_session_stop_settle(
             actor=principal,
             agent=prepared.agent,
+            runtime=event.runtime,
             session_id=event.session_id,
             rejections=stop_rejections,
         )
@@ -103,24 +152,23 @@ def _event_input(event: RuntimeEvent, prepared: Prepared) -> EventInput:
         agent_name=prepared.custom_agent_name or agent.slug,
         framework=event.runtime,
         session_id=event.session_id,
-        sequence=prepared.ticket.sequence,
+        sequence=prepared.sequence,
         tool_name=event.tool_name,
         tool_call_id=event.tool_call_id,
         tool_input=event.tool_input,
         tool_result=event.tool_result,
         tool_failed=event.tool_failed,
         final_output=event.final_output,
-        stop_rejection_count=prepared.ticket.stop_rejection_count,
-        turn=prepared.ticket.sequence,
+        stop_rejection_count=prepared.stop_rejection_count,
     )
 
 
-def reply_for(event: RuntimeEvent, outcome: EventOutcome, ticket: SessionTicket) -> Reply:
+def reply_for(event: RuntimeEvent, outcome: EventOutcome, stop_rejection_count: int) -> Reply:
     """The runtime-neutral answer. evaluate_only never changes what the runtime does."""
     if not outcome.enforced:
         return NO_OBJECTION
     if event.event == STOP:
-        if outcome.stop_reasons and ticket.stop_rejection_count < STOP_REJECTION_CAP:
+        if outcome.stop_reasons and stop_rejection_count < STOP_REJECTION_CAP:
             return Reply("continue", "\n".join(outcome.stop_reasons))
         return NO_OBJECTION
     if outcome.denied:
@@ -138,14 +186,12 @@ async def _evaluate(
     prepared: Prepared,
     records: list[InterceptionRecord],
 ) -> Reply:
-    assert prepared.document is not None
     resolver = EscalationResolver(
         principal=principal,
         meta={
             "custom_agent": prepared.custom_agent_name or None,
             "tool_name": event.tool_name or None,
             "session_id": event.session_id,
-            "turn": prepared.ticket.sequence,
             "framework": event.runtime,
             "revision": prepared.agent.revision,
             "cwd": event.cwd or None,
@@ -163,21 +209,24 @@ async def _evaluate(
         )
     finally:
         transcript.remove()
-    return reply_for(event, outcome, prepared.ticket)
+    return reply_for(event, outcome, prepared.stop_rejection_count)
 
 
-async def runtime_hook_call(
-    *,
-    principal: AgentPrincipal,
-    runtime: str,
-    body: Any,
-    event_name: str | None = None,
-    custom_agent_name: str = "",
-) -> dict[str, Any]:
-    """Answer one hook call of `runtime` for `principal`'s agent, in the runtime's format.
-    Raises RuntimeInputError (bad input, nothing written) or Http404 (no such custom agent)."""
-    event = parse(runtime, body, event_name)
-    prepared = await released(_prepare)(principal, event, custom_agent_name)
+@dataclass
+class Answered:
+    """The runtime's answer, and the writes that follow it (`store`: the records and the
+    Stop counter), run once the answer has been sent (RecordingResponse.close)."""
+
+    body: dict[str, Any]
+    store: Callable[[], None]
+
+
+async def runtime_hook_answer(
+    *, principal: AgentPrincipal, event: RuntimeEvent, prepared: Prepared
+) -> Answered:
+    """Evaluate one hook call and answer in the runtime's format. The record is written
+    after the answer, like the agent side's record sink never holds the agent up; a call the
+    runtime hangs up on (its hook timeout) is recorded at once, fail-closed."""
     records: list[InterceptionRecord] = []
     try:
         if event.governed:
@@ -192,11 +241,37 @@ async def runtime_hook_call(
             )
             reply = NO_OBJECTION
     except asyncio.CancelledError:
-        # The runtime hung up (its hook timeout): the fail-closed record is still stored.
-        await asyncio.shield(released(_finish)(principal, prepared, event, records, None))
+        try:
+            await asyncio.shield(released(_finish)(principal, prepared, event, records, None))
+        except Exception:
+            log.exception("runtime hooks: the record of an abandoned hook call was not stored")
         raise
     stop_rejections = None
     if event.event == STOP:
-        stop_rejections = prepared.ticket.stop_rejection_count + 1 if reply.action != "none" else 0
-    await released(_finish)(principal, prepared, event, records, stop_rejections)
-    return answer(event, reply)
+        stop_rejections = prepared.stop_rejection_count + 1 if reply.action != "none" else 0
+    return Answered(
+        answer(event, reply),
+        functools.partial(_finish, principal, prepared, event, records, stop_rejections),
+    )
+
+
+class RecordingResponse(JsonResponse):
+    """A JSON answer whose `close()` (called by the server once the body has been sent, and
+    by the test client) runs the writes that follow it, then hands the database session
+    back. A write that fails is logged: the runtime already has its answer."""
+
+    def __init__(self, answered: Answered) -> None:
+        super().__init__(answered.body)
+        self._store: Callable[[], None] | None = answered.store
+
+    def close(self) -> None:
+        store, self._store = self._store, None
+        try:
+            if store is not None:
+                store()
+        except Exception:
+            log.exception("runtime hooks: the record of an answered hook call was not stored")
+        finally:
+            if store is not None and not connection.in_atomic_block:
+                connection.close()
+            super().close()

@@ -1,62 +1,40 @@
-"""Writes of the runtime adapters: a runtime session's record sequence and Stop rejection
-count, and the records of each hook call (through the same ingest as `POST /api/v1/records`).
-"""
+"""Writes of the runtime adapters: the records of each hook call (through the same ingest as
+`POST /api/v1/records`) and a runtime session's Stop rejections in a row."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
-
-from django.db import transaction
 
 from agents.models import Agent, RuntimeSession
 from audit.ingest import batch_rows
 from audit.services import IngestResult, records_ingest
 
 
-@dataclass(frozen=True)
-class SessionTicket:
-    """What one hook call of a runtime session is given: its record sequence number, and the
-    Stop rejections in a row so far (for a Stop event)."""
-
-    sequence: int
-    stop_rejection_count: int
-
-
-@transaction.atomic
-def runtime_session_advance(
-    *,
-    actor: Any,
-    agent: Agent,
-    runtime: str,
-    session_id: str,
-    custom_agent_name: str = "",
-    stop_hook_active: bool | None = None,
-) -> SessionTicket:
-    """Hand out the next record sequence of (agent, session_id); the row is created on the
-    session's first call. A Stop the runtime says is not a continuation (stop_hook_active
-    false) starts a new run of rejections."""
-    session, _created = RuntimeSession.objects.select_for_update().get_or_create(
-        agent=agent,
-        session_id=session_id,
-        defaults={"runtime": runtime, "custom_agent_name": custom_agent_name},
+def runtime_session_stop_rejections(
+    *, agent: Agent, session_id: str, stop_hook_active: bool | None
+) -> int:
+    """The Stop rejections in a row so far in this runtime session. A Stop the runtime says
+    is not a continuation (stop_hook_active false) starts a new run: 0."""
+    if stop_hook_active is False:
+        return 0
+    found = (
+        RuntimeSession.objects.filter(agent=agent, session_id=session_id)
+        .values_list("stop_rejection_count", flat=True)
+        .first()
     )
-    ticket = SessionTicket(
-        sequence=session.next_sequence,
-        stop_rejection_count=0 if stop_hook_active is False else session.stop_rejection_count,
-    )
-    session.next_sequence += 1
-    session.save(update_fields=["next_sequence", "updated_at"])
-    return ticket
+    return found or 0
 
 
 def runtime_session_stop_settle(
-    *, actor: Any, agent: Agent, session_id: str, rejections: int
-) -> None:
+    *, actor: Any, agent: Agent, runtime: str, session_id: str, rejections: int
+) -> RuntimeSession:
     """After a Stop: the rejections in a row (0 once the agent was let stop)."""
-    RuntimeSession.objects.filter(agent=agent, session_id=session_id).update(
-        stop_rejection_count=rejections
+    session, _created = RuntimeSession.objects.update_or_create(
+        agent=agent,
+        session_id=session_id,
+        defaults={"runtime": runtime, "stop_rejection_count": rejections},
     )
+    return session
 
 
 def runtime_records_store(*, actor: Any, agent: Agent, items: list[dict[str, Any]]) -> IngestResult:

@@ -16,17 +16,16 @@ from rest_framework.views import APIView
 
 from agents.api import AGENT_PARAM, request_agent
 from agents.runtime_hooks.connect import ConnectError, connect_file
-from agents.runtime_hooks.evaluate import runtime_hook_call
+from agents.runtime_hooks.evaluate import RecordingResponse, open_call, runtime_hook_answer
 from agents.selectors import get_custom_agent
 from agents.validation import NAME_RE
 from approvals.live import remember_server_loop
-from approvals.longpoll import agent_principal, error_response, released
-from audit.services import RecordStoreUnavailable
+from approvals.longpoll import error_response, released
 from console.api import ApiError
 from console.auth import IsAgentOrAdmin
 from console.openapi import errors
 from console.parsers import TOO_DEEP, ensure_storable
-from console_client.runtimes import RUNTIMES, RuntimeInputError
+from console_client.runtimes import RuntimeEvent, RuntimeInputError, parse, require_runtime
 
 
 def _reject_constant(name: str) -> Any:
@@ -53,43 +52,38 @@ async def runtime_hook(request: HttpRequest, runtime: str) -> JsonResponse:
     if request.method != "POST":
         return error_response(405, "method_not_allowed", f"Method {request.method} not allowed.")
     remember_server_loop()
-    principal = await released(agent_principal)(request)
-    if isinstance(principal, JsonResponse):
-        return principal
-    if runtime not in RUNTIMES:
-        return error_response(
-            404,
-            "not_found",
-            f"Unknown runtime {runtime!r}; use one of {', '.join(RUNTIMES)}.",
-            {"/runtime": [f"Use one of {', '.join(RUNTIMES)}."]},
-        )
+    name = request.GET.get("custom_agent", "")
+    # Read before the database visit, refused after authentication: a caller without a
+    # token learns nothing about what it sent.
+    event: RuntimeEvent | None = None
+    problem: ApiError | RuntimeInputError | None = None
     try:
-        body = _body(request)
-        answer = await runtime_hook_call(
-            principal=principal,
-            runtime=runtime,
-            body=body,
-            event_name=request.GET.get("event") or None,
-            custom_agent_name=request.GET.get("custom_agent", ""),
-        )
-    except ApiError as exc:
-        return error_response(exc.status_code, exc.error_code, exc.message, exc.fields)
-    except RuntimeInputError as exc:
-        code = "not_found" if exc.status == 404 else "invalid"
-        return error_response(exc.status, code, exc.message, exc.fields)
+        require_runtime(runtime)
+        event = parse(runtime, _body(request), request.GET.get("event") or None)
+    except (ApiError, RuntimeInputError) as exc:
+        problem = exc
+    try:
+        opened = await released(open_call)(request, event, name)
     except Http404:
-        name = request.GET.get("custom_agent", "")
         return error_response(
             404,
             "not_found",
             f"No custom agent {name!r} for this agent token.",
             {"/custom_agent": ["No such custom agent."]},
         )
-    except RecordStoreUnavailable as exc:
-        response = error_response(503, "unavailable", f"Records cannot be stored now: {exc}")
-        response["Retry-After"] = "1"
-        return response
-    return JsonResponse(answer)
+    if isinstance(opened, JsonResponse):
+        return opened
+    if isinstance(problem, RuntimeInputError):
+        code = "not_found" if problem.status == 404 else "invalid"
+        return error_response(problem.status, code, problem.message, problem.fields)
+    if problem is not None:
+        return error_response(
+            problem.status_code, problem.error_code, problem.message, problem.fields
+        )
+    principal, prepared = opened
+    assert event is not None and prepared is not None
+    answered = await runtime_hook_answer(principal=principal, event=event, prepared=prepared)
+    return RecordingResponse(answered)
 
 
 class ConnectApi(APIView):

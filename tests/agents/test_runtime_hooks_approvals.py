@@ -104,3 +104,20 @@ async def test_a_hook_that_asks_escalates_too(sre, rita):
     await _decide(escalation, rita, outcome="approve")
     specific = (await asyncio.wait_for(waiting, timeout=20)).json()["hookSpecificOutput"]
     assert specific["permissionDecision"] == "allow"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 9 item 1: the ingest refuses the SDK's host-error record of a cancelled "
+    "emission ('verdicts' is required); remove this mark once that fix is merged",
+)
+async def test_a_runtime_that_hangs_up_while_waiting_leaves_a_fail_closed_record(sre):
+    await sync_to_async(add_hook)(sre, "PreToolUse", {"type": "approval", "matcher": "Bash"})
+    waiting = asyncio.create_task(_post(sre, CLAUDE_PRE))
+    await _pending_escalation()
+    waiting.cancel()  # what the server does when Claude Code's hook timeout closes the socket
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    record = await sync_to_async(InterceptionRecord.objects.get)(agent=sre.agent)
+    assert record.outcome == "host_error" and record.decision == "deny"
+    assert record.framework == "claude-code"
