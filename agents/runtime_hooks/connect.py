@@ -100,6 +100,14 @@ def _shim(runtime: str, custom_agent: CustomAgent | None, timeout: int, event: s
     return shlex.join(parts)
 
 
+def _exit_guard(command: str, event: str) -> str:
+    """Codex and Gemini CLI read only exit 2 as a block, and Gemini CLI reads an exit of 127 at
+    AfterAgent as a rejection: when console-hook itself cannot run (not installed, not on
+    PATH, a broken interpreter), a pre-tool event must still be blocked (`|| exit 2`) and the
+    other events let through (`|| true`), as console-hook does when the console is down."""
+    return f"{command} || exit 2" if event == "PreToolUse" else f"{command} || true"
+
+
 def _claude(
     base_url: str, custom_agent: CustomAgent | None, timeouts: dict[str, int]
 ) -> dict[str, Any]:
@@ -127,7 +135,7 @@ def _codex(custom_agent: CustomAgent | None, timeouts: dict[str, int]) -> dict[s
         seconds = timeouts[event] + SHIM_HEADROOM_SECONDS
         return {
             "type": "command",
-            "command": _shim(CODEX, custom_agent, seconds),
+            "command": _exit_guard(_shim(CODEX, custom_agent, seconds), event),
             "timeout": seconds,
         }
 
@@ -165,7 +173,7 @@ def _gemini(custom_agent: CustomAgent | None, timeouts: dict[str, int]) -> dict[
         return {
             "type": "command",
             "name": "governance-console",
-            "command": _shim(GEMINI_CLI, custom_agent, seconds),
+            "command": _exit_guard(_shim(GEMINI_CLI, custom_agent, seconds), event),
             "timeout": seconds * 1000,
             "description": "The governance console evaluates this agent's hooks.",
         }

@@ -67,7 +67,7 @@ def test_codex_hooks_run_console_hook_for_the_custom_agent(client, sre):
     hooks = connect(client, sre, "codex", "?custom_agent=triage").json()["hooks"]
     handler = hooks["PreToolUse"][0]["hooks"][0]
     assert handler["type"] == "command"
-    assert handler["command"] == "console-hook codex --custom-agent triage --timeout 30"
+    assert handler["command"] == "console-hook codex --custom-agent triage --timeout 30 || exit 2"
     assert handler["timeout"] == 35
 
 
@@ -84,6 +84,24 @@ def test_gemini_settings_use_milliseconds_and_gemini_event_names(client, sre):
     handler = hooks["BeforeTool"][0]["hooks"][0]
     assert handler["timeout"] == 35_000
     assert handler["command"].startswith("console-hook gemini-cli ")
+
+
+@pytest.mark.parametrize(
+    ("runtime", "pre", "others"),
+    [
+        ("codex", "PreToolUse", ("PostToolUse", "Stop")),
+        ("gemini-cli", "BeforeTool", ("AfterTool", "AfterAgent")),
+    ],
+)
+def test_a_console_hook_that_cannot_run_blocks_tools_and_lets_the_rest_through(
+    client, sre, runtime, pre, others
+):
+    # The shell's exit (127 when console-hook is missing) is what the runtime reads: only 2
+    # blocks a tool, and Gemini CLI would loop on a failing AfterAgent.
+    hooks = connect(client, sre, runtime).json()["hooks"]
+    assert hooks[pre][0]["hooks"][0]["command"].endswith(" || exit 2")
+    for event in others:
+        assert hooks[event][0]["hooks"][0]["command"].endswith(" || true")
 
 
 def test_cursor_and_copilot_files(client, sre):
