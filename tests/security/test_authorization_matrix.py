@@ -37,6 +37,8 @@ FOREIGN = ("agent_other", "rev_other", "pat_rev_other")
 def _slack_signing_secret(settings: Any) -> None:
     """The secret the matrix's signed Slack row is signed with."""
     settings.CONSOLE_SLACK_SIGNING_SECRET = SLACK_SECRET
+
+
 SUCCESS = {200, 201, 202, 204, 302}
 PROBED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
