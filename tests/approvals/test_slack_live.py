@@ -4,11 +4,15 @@ hooks.slack.com) by a real Celery worker after commit."""
 
 from __future__ import annotations
 
+import threading
+
 import httpx
 import pytest
+from django.test import Client
 
 from approvals import services
-from approvals.models import EscalationStatus
+from approvals.models import EscalationStatus, EscalationVote
+from tests.approvals.conftest import in_own_thread
 from tests.approvals.test_notifications import (  # noqa: F401 (fixtures)
     _receivers_listen_on_loopback,
     receiver_factory,
@@ -57,3 +61,48 @@ def test_signed_click_over_http_decides_and_answers_on_the_response_url(
     assert delivered["body"] == signed.json()
     assert delivered["body"]["replace_original"] is True
     assert "approved by rita" in delivered["body"]["text"]
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_inbox_and_slack_at_the_same_instant_one_answer_wins(
+    settings, rita, alice, escalate, round_
+):
+    """rita rejects in the inbox while alice approves from Slack: one decision, one vote."""
+    settings.CONSOLE_SLACK_SIGNING_SECRET = SECRET
+    services.slack_identity_set(actor=None, user=alice, slack_user_id="U0ALICE001")
+    escalation = escalate()
+    body = click_body("U0ALICE001", "escalation_approve", str(escalation.pk))
+    barrier = threading.Barrier(2)
+    answers: dict[str, str] = {}
+
+    def inbox() -> None:
+        client = Client()
+        client.force_login(rita)
+        barrier.wait(timeout=10)
+        page = client.post(
+            f"/approvals/{escalation.pk}/decision/",
+            {"outcome": "reject", "reason": "no"},
+            follow=True,
+        )
+        answers["inbox"] = page.content.decode()
+
+    def slack() -> None:
+        barrier.wait(timeout=10)
+        answer = Client().post(
+            URL, body, content_type="application/x-www-form-urlencoded", **slack_headers(body)
+        )
+        answers["slack"] = answer.json()["text"]
+
+    threads = [threading.Thread(target=in_own_thread(job)) for job in (inbox, slack)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    escalation.refresh_from_db()
+    assert EscalationVote.objects.filter(escalation=escalation).count() == 1
+    if escalation.status == EscalationStatus.APPROVED:
+        assert "approved by alice" in answers["slack"]
+        assert "already approved" in answers["inbox"]
+    else:
+        assert escalation.status == EscalationStatus.REJECTED
+        assert answers["slack"] == "Nothing decided: already rejected by rita."
