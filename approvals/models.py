@@ -136,3 +136,20 @@ class ReviewerScope(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} → {self.agent_id}"
+
+
+class SlackIdentity(models.Model):
+    """The Slack member a console reviewer is in the workspace, set by an admin: a click on a
+    Slack message's Approve/Reject button acts as this user (docs/slack.md)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="slack_identity"
+    )
+    slack_user_id = models.CharField(max_length=32, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user_id"]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} ↔ {self.slack_user_id}"

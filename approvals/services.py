@@ -7,6 +7,7 @@ sent after commit. Decisions are claims: a conditional update on `status=pending
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,6 +24,7 @@ from approvals.models import (
     EscalationStatus,
     EscalationVote,
     ReviewerScope,
+    SlackIdentity,
     VoteOutcome,
 )
 from approvals.notifications import schedule_webhook
@@ -42,6 +44,8 @@ from console.roles import is_admin
 
 BATCH = 500
 TOOL_POINTS = ("pre_tool_call", "post_tool_call")
+# A Slack member ID as the profile's "Copy member ID" gives it: U… (or W… on Enterprise Grid).
+SLACK_MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,31}")
 
 
 class DecisionConflict(Exception):
@@ -424,3 +428,37 @@ def reviewer_scope_set(*, actor: Any, user: Any, agents: list[Agent]) -> list[Re
         after={"agents": sorted(a.slug for a in agents)},
     )
     return scopes
+
+
+@transaction.atomic
+def slack_identity_set(*, actor: Any, user: Any, slack_user_id: str) -> SlackIdentity | None:
+    """Link `user` to a Slack member ID (their Slack clicks then act as them); "" unlinks."""
+    if actor is not None and not is_admin(actor):
+        raise DecisionForbidden("Only admins may link Slack accounts.")
+    wanted = slack_user_id.strip()
+    at = pointer("slack_user_id")
+    if wanted and not SLACK_MEMBER_ID.fullmatch(wanted):
+        raise InvalidInput(
+            "Not a Slack member ID.", {at: ["A member ID looks like U012AB3CD (or W…)."]}
+        )
+    taken = SlackIdentity.objects.filter(slack_user_id=wanted).exclude(user=user).first()
+    if wanted and taken is not None:
+        raise InvalidInput(
+            "That Slack member is linked to someone else.",
+            {at: [f"Already linked to {taken.user}."]},
+        )
+    current = SlackIdentity.objects.filter(user=user).first()
+    before = current.slack_user_id if current else ""
+    if before == wanted:
+        return current
+    SlackIdentity.objects.filter(user=user).delete()
+    identity = SlackIdentity.objects.create(user=user, slack_user_id=wanted) if wanted else None
+    governance_event_record(
+        actor=actor,
+        action="reviewer.slack_set",
+        summary=f"Slack member of {user.username}: {wanted or 'none'}",
+        target=user,
+        before={"slack_user_id": before or None},
+        after={"slack_user_id": wanted or None},
+    )
+    return identity

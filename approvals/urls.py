@@ -12,4 +12,5 @@ urlpatterns = [
     path("history/", views.history, name="history"),
     path("bulk/", views.bulk_decide, name="bulk"),
     path("<uuid:pk>/decision/", views.decide, name="decide"),
+    path("link/<str:token>/", views.decision_link, name="link"),
 ]

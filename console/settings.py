@@ -259,6 +259,12 @@ CONSOLE_WEBHOOK_ALLOW_PRIVATE = env_bool("CONSOLE_WEBHOOK_ALLOW_PRIVATE", False)
 CONSOLE_HOOK_CONCURRENCY = env_int("CONSOLE_HOOK_CONCURRENCY", 4, minimum=1)
 # The one-line install of `console-hook` the "Connect an agent" page shows.
 CONSOLE_HOOK_INSTALL = env_str("CONSOLE_HOOK_INSTALL", "pipx install agent-governance-console")
+# Slack interactivity (docs/slack.md): requests to /api/v1/integrations/slack/interactions
+# are verified with this app secret; unset, every such request is refused (401) and Slack
+# messages carry no Approve/Reject buttons.
+CONSOLE_SLACK_SIGNING_SECRET = env_str("CONSOLE_SLACK_SIGNING_SECRET")
+# Where Slack's response_url may point; the console posts its answers to a reviewer only there.
+CONSOLE_SLACK_RESPONSE_URL_PREFIX = "https://hooks.slack.com/"
 # Record ingest answers 503 + Retry-After rather than wait longer than this for the database.
 CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS = env_int(
     "CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS", 2000, minimum=1

@@ -29,6 +29,13 @@ silent, the rows below follow these decisions, each what an experienced user exp
   in, the password-reset pages for anyone) are as Django ships them.
 - `/admin/` is Django admin with its own staff check: one row in the test (anonymous → the
   admin login).
+- `POST /api/v1/integrations/slack/interactions` is authenticated by Slack's request
+  signature alone (DESIGN §4): cookies and tokens neither help nor hurt. Unsigned → 401 for
+  everyone; correctly signed (`SLACK_SECRET`, which the matrix test sets) → 200 for everyone,
+  and as the Slack member is linked to no reviewer nothing is decided. It reads no session,
+  so the CSRF rule does not apply to it (`csrf_exempt`).
+- `/approvals/link/<token>/` (a signed decision link) is a reviewer page like the inbox: the
+  link grants nothing by itself; out of scope is 404 as on the page decision.
 
 Statuses: an int is the exact status; LOGIN is a 302 whose Location is the login page; a 302
 int is a redirect anywhere else. Every request runs in a rolled-back transaction; `writes`
@@ -39,10 +46,14 @@ request must leave it untouched.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from tests.approvals.conftest import approval_request
 from tests.audit.record_wires import items, sdk_session
@@ -99,10 +110,15 @@ class Row:
     no_write: frozenset[str] = field(default_factory=frozenset)
     # Methods the view also answers that no row exercises (Django's own account views).
     also: frozenset[str] = frozenset()
+    # Extra request headers (a request signature), added to the persona's own.
+    headers: Callable[[World], dict[str, str]] | None = None
+    # Why the CSRF rule does not apply (the view reads no session); empty: it applies.
+    csrf_exempt: str = ""
+    label: str = ""  # tells apart two rows of one route and method
 
     @property
     def id(self) -> str:
-        return f"{self.method} /{self.route}"
+        return f"{self.method} /{self.route}" + (f" ({self.label})" if self.label else "")
 
 
 def _json(value: Any) -> str:
@@ -134,6 +150,28 @@ def _escalation_body(world: World) -> str:
 
 def _records_body(world: World) -> str:
     return _json(items(sdk_session(["ls"]), framework="agent_framework"))
+
+
+SLACK_SECRET = "matrix-slack-signing-secret"
+FORM = "application/x-www-form-urlencoded"
+
+
+def _slack_click(world: World) -> str:
+    """An Approve click on sre-agent's escalation by a Slack member linked to nobody."""
+    payload = {
+        "type": "block_actions",
+        "user": {"id": "U0MATRIX01"},
+        "response_url": "https://hooks.slack.com/actions/T0/1/matrix",
+        "actions": [{"action_id": "escalation_approve", "value": str(world.escalation.pk)}],
+    }
+    return urlencode({"payload": _json(payload)})
+
+
+def _slack_signature(world: World) -> dict[str, str]:
+    stamp = str(int(time.time()))
+    base = f"v0:{stamp}:{_slack_click(world)}".encode()
+    digest = hmac.new(SLACK_SECRET.encode(), base, hashlib.sha256).hexdigest()
+    return {"HTTP_X_SLACK_REQUEST_TIMESTAMP": stamp, "HTTP_X_SLACK_SIGNATURE": f"v0={digest}"}
 
 
 def _dead_letters_body(world: World) -> str:
@@ -321,6 +359,26 @@ ROWS: list[Row] = [
         _json({"outcome": "approve", "reason": "fine"}),
         JSON,
         writes=True,
+    ),
+    Row(
+        "api/v1/integrations/slack/interactions",
+        "POST",
+        "/api/v1/integrations/slack/interactions",
+        everyone(401),
+        _slack_click,
+        FORM,
+        label="unsigned",
+    ),
+    Row(
+        "api/v1/integrations/slack/interactions",
+        "POST",
+        "/api/v1/integrations/slack/interactions",
+        everyone(200),
+        _slack_click,
+        FORM,
+        headers=_slack_signature,
+        csrf_exempt="authenticated by Slack's signature; no session is read",
+        label="signed, member linked to nobody",
     ),
     # audit API ----------------------------------------------------------------------------
     Row(
@@ -523,6 +581,20 @@ ROWS: list[Row] = [
         "/approvals/{escalation}/decision/",
         page(302, "admin", "rev", rev_other=404),
         {"outcome": "approve", "reason": "fine"},
+        writes=True,
+    ),
+    Row(
+        "approvals/link/<str:token>/",
+        "GET",
+        "/approvals/link/{link}/",
+        page(200, "admin", "rev", rev_other=404),
+    ),
+    Row(
+        "approvals/link/<str:token>/",
+        "POST",
+        "/approvals/link/{link}/",
+        page(302, "admin", "rev", rev_other=404),
+        {"outcome": "approve"},
         writes=True,
     ),
     # audit pages (auditors) ---------------------------------------------------------------

@@ -52,7 +52,12 @@ def _pages(world: World) -> dict[str, list[str]]:
             *audit,
             "/api/docs/",
         ],
-        "rev": ["/approvals/", "/approvals/history/", "/api/docs/"],
+        "rev": [
+            "/approvals/",
+            "/approvals/history/",
+            world.fmt("/approvals/link/{link}/"),
+            "/api/docs/",
+        ],
         "auditor": [*audit, "/api/docs/"],
     }
 

@@ -35,6 +35,7 @@ from django.utils import timezone
 from agents import services as agent_services
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
 from approvals import services as approval_services
+from approvals.links import decision_link_token
 from approvals.models import Escalation, EscalationVote
 from audit.models import GovernanceEvent, InterceptionRecord, RecordExport
 from console import services as console_services
@@ -117,6 +118,7 @@ class World:
             escalation=self.escalation.pk,
             record=self.record.pk,
             session=SRE_SESSION,
+            link=decision_link_token(self.escalation),
             export=self.export.pk,
         )
 
