@@ -22,6 +22,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from approvals.models import Escalation
 from approvals.selectors import escalations_visible_to, pending_counter, pending_for, pending_row
 
 ROW_TEMPLATE = "approvals/inbox.html#row"
@@ -54,10 +55,10 @@ def change(user: Any, view: str, escalation_id: str, kind: str) -> list[str]:
     the counter. Nothing for an escalation outside their scope."""
     inbox = view == "inbox"
     escalation = pending_row(user, escalation_id) if inbox and kind != "decided" else None
-    closed = None
+    closed: Escalation | None = None
     if escalation is None:
-        closed = escalations_visible_to(user).select_related("agent").filter(pk=escalation_id)
-        closed = closed.first()
+        visible = escalations_visible_to(user).select_related("agent")
+        closed = visible.filter(pk=escalation_id).first()
         if closed is None:
             return []
     parts: list[str] = []

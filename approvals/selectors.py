@@ -133,7 +133,7 @@ class PendingOrder(TextChoices):
     NEWEST = "newest", "Newest"
 
 
-_ORDERINGS = {
+_ORDERINGS: dict[str, tuple[str, ...]] = {
     PendingOrder.EXPIRES: ("expires_at", "created_at", "id"),
     PendingOrder.NEWEST: ("-created_at", "-id"),
 }
@@ -146,7 +146,7 @@ def pending_for(
     expiry first by default."""
     now = now or timezone.now()
     qs = escalations_visible_to(user).filter(status=EscalationStatus.PENDING, expires_at__gt=now)
-    ordering = _ORDERINGS.get(order, _ORDERINGS[PendingOrder.EXPIRES])  # type: ignore[call-overload]
+    ordering = _ORDERINGS.get(order, _ORDERINGS[PendingOrder.EXPIRES])
     return _with_votes(qs.select_related("agent"), user).order_by(*ordering)
 
 
@@ -274,5 +274,7 @@ def escalation_detail(user: Any, escalation: Escalation) -> EscalationDetail:
     if isinstance(created, dict) and isinstance(created.get("rule_hooks"), list):
         rule_hooks = [str(key) for key in created["rule_hooks"]]
     keys = {escalation.hook_key, *(rule_hooks or [])} - {""}
-    hooks = {hook.key: hook for hook in Hook.objects.filter(key__in=keys).select_related("custom_agent")}
+    hooks = {
+        hook.key: hook for hook in Hook.objects.filter(key__in=keys).select_related("custom_agent")
+    }
     return EscalationDetail(votes=votes, recent=recent, rule_hooks=rule_hooks, hooks=hooks)

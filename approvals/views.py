@@ -24,8 +24,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from approvals import services
-from approvals.models import VoteOutcome
 from approvals.forms import HistoryFilterForm, parse_args_text
+from approvals.models import VoteOutcome
 from approvals.presenters import arguments_diff, transcript_view
 from approvals.selectors import (
     PendingOrder,
@@ -218,7 +218,9 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
     return HttpResponse(rows + _flash(level, text))
 
 
-def _bulk_confirmation(request: HttpRequest, outcome: str, reason: str, ids: list[str]) -> HttpResponse:
+def _bulk_confirmation(
+    request: HttpRequest, outcome: str, reason: str, ids: list[str]
+) -> HttpResponse:
     """Without the page's script nothing stated the selection yet: show it, act on a second
     post. Only the rows this reviewer may still decide are carried over."""
     wanted = []

@@ -44,7 +44,7 @@ def remaining(expires_at: datetime | None) -> str:
 
 @register.filter
 def decision_phrase(escalation: Escalation) -> str:
-    """"Approved by alice", as the row says before it leaves another reviewer's inbox."""
+    """ "Approved by alice", as the row says before it leaves another reviewer's inbox."""
     status = effective_status(escalation)
     who = escalation.decided_by_label or "someone"
     if status == EscalationStatus.APPROVED:

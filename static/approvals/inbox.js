@@ -175,9 +175,11 @@
       });
       if (!left) { flash("warning", "Not sent: none of the selected is still waiting."); return; }
     }
-    var submitter = h.outcome && form.querySelector("button[name=outcome][value=" + h.outcome + "]");
+    // A click, not requestSubmit(): htmx learns which button (outcome) from the click.
+    var button = form.querySelector("button[name=outcome][value=" + h.outcome + "]") ||
+      form.querySelector("button");
     form.setAttribute("data-released", "");
-    if (submitter) { form.requestSubmit(submitter); } else { form.requestSubmit(); }
+    button.click();
   }
 
   function startHold(form, outcome) {

@@ -144,7 +144,7 @@ async def test_a_new_row_arrives_marked_and_the_counter_knows_its_expiry(
     assert re.search(rf'<tr id="esc-{created.pk}" class="esc arrived"', frame)
     assert ">new</span>" in frame
     expiry = int(created.expires_at.timestamp() * 1000)
-    assert f'data-count="1"' in counter and f'data-expiries="{expiry}"' in counter
+    assert 'data-count="1"' in counter and f'data-expiries="{expiry}"' in counter
     assert 'hx-swap-oob="true"' in counter
     await socket.disconnect()
 

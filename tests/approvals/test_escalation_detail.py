@@ -164,7 +164,14 @@ def test_the_session_timeline_link_is_for_those_who_may_open_it(
 
 
 def test_only_reviewers_in_scope_and_admins_open_the_page(
-    reviewer_client, admin_client, auditor_client, outsider_client, client, rita, alice, other,
+    reviewer_client,
+    admin_client,
+    auditor_client,
+    outsider_client,
+    client,
+    rita,
+    alice,
+    other,
     escalate,
 ):
     escalation = escalate()
@@ -176,7 +183,9 @@ def test_only_reviewers_in_scope_and_admins_open_the_page(
     assert client.get(url).status_code == 302
     services.reviewer_scope_set(actor=alice, user=rita, agents=[other.agent])
     assert reviewer_client.get(url).status_code == 404
-    assert reviewer_client.get("/approvals/00000000-0000-0000-0000-000000000000/").status_code == 404
+    assert (
+        reviewer_client.get("/approvals/00000000-0000-0000-0000-000000000000/").status_code == 404
+    )
     assert "no-store" in admin_client.get(url)["Cache-Control"]
 
 

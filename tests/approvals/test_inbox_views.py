@@ -251,9 +251,7 @@ def test_the_queue_lists_the_soonest_expiry_first_unless_asked_for_newest(
     assert _row_ids(unknown) == _row_ids(html)
 
 
-def test_rows_past_their_expiry_are_never_counted_even_before_the_sweep(
-    reviewer_client, escalate
-):
+def test_rows_past_their_expiry_are_never_counted_even_before_the_sweep(reviewer_client, escalate):
     open_one, overdue = escalate(), escalate("scale_deployment")
     Escalation.objects.filter(pk=overdue.pk).update(
         expires_at=overdue.created_at - timedelta(seconds=1)
@@ -297,7 +295,9 @@ def test_approve_forms_are_held_for_undo_by_the_script_and_post_plainly_without_
     # The script holds these for five seconds; the forms themselves are ordinary posts.
     assert html.count('data-hold="approve"') == 2  # Approve, Approve with these arguments
     assert 'data-hold="bulk"' in html
-    assert re.search(r'<form class="approve-form" method="post" action="/approvals/[^"]+/decision/"', html)
+    assert re.search(
+        r'<form class="approve-form" method="post" action="/approvals/[^"]+/decision/"', html
+    )
 
 
 def test_a_plain_bulk_post_first_states_how_many_and_which(reviewer_client, escalate, other):

@@ -42,7 +42,9 @@ def test_a_huge_diff_is_cut_and_says_how_much_more():
 
 
 def _line(role, content, **extra):
-    return json.dumps({"ts": "2026-01-02T03:04:05.000+00:00", "role": role, "content": content, **extra})
+    return json.dumps(
+        {"ts": "2026-01-02T03:04:05.000+00:00", "role": role, "content": content, **extra}
+    )
 
 
 def test_a_whole_first_line_is_a_message_and_a_fragment_is_dropped_as_cut():
