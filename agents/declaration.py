@@ -107,10 +107,11 @@ def declaration_document(agent: Agent, custom_agent: CustomAgent | None) -> dict
             "composition": {"profile": "sequential/run_all"},
             "identity_provider": "jcs-sha256",
             "approval": {"resolver": RESOLVER_NAME, "redactor": None},
-            # §13.1: what agent_framework does on a host error at a tool call (an
-            # interceptor that crashed or timed out, the resolver unreachable): the tool
-            # does not run and the run ends with InterceptionBlocked. The agent side's
-            # HostSurface states the same value, and its loader refuses any other.
+            # §13.1: what the agent does on a host error at a tool call (an interceptor
+            # that crashed or timed out, the resolver unreachable): the tool does not run
+            # (or its result is dropped), the model reads why, and the run goes on. The
+            # agent side's HostSurface states the same value, and its loader refuses any
+            # other (console_client/tool_seam.py).
             "posture": {"tool_seam_host_error": TOOL_SEAM_HOST_ERROR},
             "timeouts": {
                 "interceptor_ms": _interceptor_timeout_ms(hooks),

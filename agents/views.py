@@ -35,6 +35,7 @@ from agents.forms import (
 )
 from agents.models import Agent, CustomAgent, Hook
 from agents.validation import ValidationFailed
+from audit.selectors import dead_letter_summary
 from console.api import yaml_dump
 from console.roles import is_admin
 
@@ -121,7 +122,9 @@ def agent_list(request: HtmxHttpRequest) -> HttpResponse:
 def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     hooks = selectors.hook_groups(agent, None, request.GET.get("page"))
-    context = _agent_page(agent, "hooks", hooks=hooks, custom_agent=None)
+    context = _agent_page(
+        agent, "hooks", hooks=hooks, custom_agent=None, dead_letters=dead_letter_summary(agent)
+    )
     return _render(request, "agents/agent_hooks.html", "hooks", context)
 
 

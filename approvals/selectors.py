@@ -7,7 +7,7 @@ agents by ReviewerScope rows) and admins (all). Agents see only their own, by id
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -204,8 +204,14 @@ class HistoryFilters:
     until: date | None = None
 
 
-def _day_start(day: date) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+def day_span(day: date) -> tuple[datetime, datetime]:
+    """[start, end) of a calendar day in the console's time zone, in UTC. OverflowError when
+    that is not representable (9999-12-31 ends in year 10000; 0001-01-01 east of UTC
+    starts in year 0): the History form refuses such a date."""
+    zone = timezone.get_current_timezone()
+    start = timezone.make_aware(datetime.combine(day, time.min), zone)
+    end = timezone.make_aware(datetime.combine(day + timedelta(days=1), time.min), zone)
+    return start.astimezone(UTC), end.astimezone(UTC)
 
 
 def history_for(user: Any, filters: HistoryFilters) -> QuerySet[Escalation]:
@@ -221,9 +227,9 @@ def history_for(user: Any, filters: HistoryFilters) -> QuerySet[Escalation]:
         )
         qs = qs.filter(Q(decided_by__username=filters.reviewer) | Q(Exists(voted)))
     if filters.since:
-        qs = qs.filter(created_at__gte=_day_start(filters.since))
+        qs = qs.filter(created_at__gte=day_span(filters.since)[0])
     if filters.until:
-        qs = qs.filter(created_at__lt=_day_start(filters.until) + timedelta(days=1))
+        qs = qs.filter(created_at__lt=day_span(filters.until)[1])
     return qs.order_by("-created_at", "-id")
 
 

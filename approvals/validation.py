@@ -29,7 +29,13 @@ META_TEXT_LIMITS = {
     "custom_agent": 64, "hook": 32, "tool_name": 200, "session_id": 200, "framework": 64,
 }  # fmt: skip
 TRANSCRIPT_MAX_BYTES = 16 * 1024
+TOOL_SCHEMA_MAX_BYTES = 64 * 1024
 IDENTITY_MAX_CHARS = 512
+# The escalation row keeps the verdict's reason in a 200-character column, and its message
+# for the reviewer: console_client's hooks give at most 8 KiB of reason (runners.py).
+VERDICT_REASON_MAX_CHARS = 200
+VERDICT_MESSAGE_MAX_CHARS = 16 * 1024
+COUNT_MAX = 2**31 - 1  # turn and revision columns
 DECISION_KEYS = ("outcome", "reason", "args")
 REASON_MAX_CHARS = 2000
 MAX_ERRORS = 20
@@ -93,6 +99,13 @@ def validate_request(request: Any) -> dict[str, list[str]]:
             f"context_identity is longer than {IDENTITY_MAX_CHARS} characters."
         ]
     verdict = request["verdict"]
+    for key, limit in (
+        ("reason", VERDICT_REASON_MAX_CHARS),
+        ("message", VERDICT_MESSAGE_MAX_CHARS),
+    ):
+        value = verdict.get(key)
+        if isinstance(value, str) and len(value) > limit:
+            fields[pointer("request", "verdict", key)] = [f"Must be at most {limit} characters."]
     # The SDK schema checks an interceptor's verdict against §5 only when it is not a
     # host-synthesized host_error:* deny (whose reason §5 forbids).
     if not str(verdict.get("reason") or "").startswith("host_error:"):
@@ -120,8 +133,8 @@ def _text(meta: dict[str, Any], key: str, fields: dict[str, list[str]]) -> None:
 
 def _count(meta: dict[str, Any], key: str, fields: dict[str, list[str]]) -> None:
     value = meta[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        fields[pointer("meta", key)] = ["Must be a non-negative integer."]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= COUNT_MAX:
+        fields[pointer("meta", key)] = [f"Must be an integer from 0 to {COUNT_MAX}."]
 
 
 def validate_meta(meta: Any) -> dict[str, list[str]]:
@@ -163,6 +176,8 @@ def validate_meta(meta: Any) -> dict[str, list[str]]:
 def tool_schema_problem(schema: Any) -> str | None:
     if not isinstance(schema, dict):
         return "Must be a JSON schema object."
+    if len(json.dumps(schema, separators=(",", ":")).encode("utf-8")) > TOOL_SCHEMA_MAX_BYTES:
+        return f"Must be at most {TOOL_SCHEMA_MAX_BYTES} bytes as JSON."
     try:
         validator_for(schema, default=Draft202012Validator).check_schema(schema)
     except SchemaError as exc:

@@ -103,21 +103,23 @@ def detail(request: HttpRequest, pk: UUID) -> HttpResponse:
 def history(request: HttpRequest) -> HttpResponse:
     _require_reviewer(request)
     form = HistoryFilterForm(request.GET or None)
-    filters = form.filters() if request.GET else HistoryFilterForm().filters()
-    page = Paginator(history_for(request.user, filters), HISTORY_PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    # A filter the form refuses (e.g. a day at the end of the calendar) lists nothing.
+    invalid = form.is_bound and not form.is_valid()
+    rows = history_for(request.user, form.filters())
+    if invalid:
+        rows = rows.none()
+    page = Paginator(rows, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
-        "form": form if request.GET else HistoryFilterForm(),
+        "form": form,
         "page": page,
         "query": query.urlencode(),
         "agents": agents_decidable_by(request.user).values_list("slug", flat=True),
         "tab": "history",
         "pending_total": pending_count(request.user),
     }
-    return render(request, "approvals/history.html", context)
+    return render(request, "approvals/history.html", context, status=400 if invalid else 200)
 
 
 def _flash(level: str, text: str) -> str:

@@ -271,7 +271,8 @@ def demo_session_items(
                     )
                 ),
             )
-            # A host failure stops the run (fail closed); the session ends right there.
+            # The demo ends the session here, as a `terminate` host would (console_client
+            # declares `continue`: docs/conformance.md, deliberate difference 9).
             emit("agent_shutdown")
             return session
         else:

@@ -3,21 +3,30 @@
 Each item is `{"record": <InterceptionRecord wire>, "meta": {...}}`. `record` must pass the
 SDK's own `interception-record.schema.json` (loaded from the installed `agent_hooks`
 package, Draft 2020-12, its `$ref`s resolved through a `referencing` registry) together
-with `CONSOLE_RECORD_RULES`: the console's payload-free tightening of the record verdict
-(the SDK schema leaves `verdict` open; the console needs `verdict.decision` and refuses
-members the SDK's payload-free projection never produces, and messages longer than the
-256 bytes it truncates to). `meta` takes only `custom_agent`, `tool_name`, `framework`,
-`revision`.
+with `CONSOLE_RECORD_RULES`: the console's payload-free tightening of the record (the SDK
+schema leaves `verdict` open and its strings unbounded; the console needs
+`verdict.decision`, allows only the members and the `evidence` shape the SDK's projection
+produces, and bounds every string and array, see `RECORD_LIMITS`). `meta` takes only
+`custom_agent`, `tool_name`, `framework`, `revision`.
+
+One deliberate difference from the SDK file: its rule "`verdicts` is REQUIRED in
+multi-verdict profiles" is not applied to a host-synthesized verdict (`reason`
+`host_error:*`). The SDK's own emitter writes such records without `verdicts` whenever no
+interceptor ran or finished (a cancelled emission, `record_host_failure`, an invalid
+context, no interceptor bound) and they are the records an auditor needs most, so the
+console stores them (`_record_document`).
 
 Validation speed: `jsonschema` (the reference, also the error reporter) takes ~200 µs per
 record; when `jsonschema_rs` is importable the same combined schema is compiled with it
-too and used to accept valid records (~1 µs). A record it rejects is re-checked by
+too and used to accept valid records (~3 µs). A record it rejects is re-checked by
 `jsonschema`, whose verdict stands and whose error names the field, so the accelerator
-can never refuse a record the reference accepts.
+can never refuse a record the reference accepts. Error messages never quote the
+offending value (it may be a 200 KB string or a password).
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 import json
@@ -43,18 +52,71 @@ INT_MAX = 2**31 - 1
 # Reasons the console's resolver (console_client.resolver) puts on a rejecting verdict.
 REJECTED_REASONS = frozenset({"reviewer_rejected", "approval_cancelled"})
 EXPIRED_REASONS = frozenset({"approval_expired"})
+HOST_ERROR_PREFIX = "host_error:"
+MAX_UTC_OFFSET = dt.timedelta(hours=14)
 
-_NULLABLE_STR = {"type": ["string", "null"]}
-_MESSAGE = {"type": ["string", "null"], "maxLength": 256}
+# Bounds of the record wire (characters; arrays in items). The SDK bounds none of these
+# except the messages (256 UTF-8 bytes, then "…": at most 257 characters) and the evidence
+# (10 KB canonical, strings only); console_client's own reasons are short identifiers.
+# Columns that store a member directly keep their column's size (session_id 200, ...).
+RECORD_LIMITS: dict[str, int] = {
+    "session_id": 200,
+    "identity": 200,
+    "identity_provider": 64,
+    "timestamp": 64,
+    "declaration": 64,
+    "trace_id": 256,
+    "reason": 1024,
+    "message": 257,
+    "transform_path": 1024,
+    "hook_name": 128,
+    "label": 256,
+    "labels": 256,
+    "warnings": 1024,
+    "verdicts": 1024,
+    "evidence_uri": 2048,
+    "evidence_pointer_name": 256,
+    "evidence_pointers": 32,
+}
+_L = RECORD_LIMITS
+
+
+def _text(limit: str, *, nullable: bool = False) -> dict[str, Any]:
+    return {"type": ["string", "null"] if nullable else "string", "maxLength": _L[limit]}
+
+
+# The SDK's evidence shape (verdict.schema.json $defs/evidence, which its core enforces):
+# an artefact (content address or URI) and named URIs; anything else is refused.
+_EVIDENCE: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "artefact": _text("evidence_uri", nullable=True),
+        "verification_pointers": {
+            "type": "object",
+            "maxProperties": _L["evidence_pointers"],
+            "propertyNames": {"maxLength": _L["evidence_pointer_name"]},
+            "additionalProperties": _text("evidence_uri"),
+        },
+    },
+}
 CONSOLE_RECORD_RULES: dict[str, Any] = {
     "$id": "urn:console:record-rules",
     "type": "object",
     "properties": {
-        "session_id": {"maxLength": 200},
+        "session_id": {"maxLength": _L["session_id"]},
         "sequence": {"minimum": -(2**63), "maximum": BIGINT_MAX},
-        "input_identity": {"maxLength": 200},
-        "enforced_identity": {"maxLength": 200},
-        "timestamp": {"maxLength": 64},
+        "input_identity": {"maxLength": _L["identity"]},
+        "enforced_identity": {"maxLength": _L["identity"]},
+        "identity_provider": {"maxLength": _L["identity_provider"]},
+        "timestamp": {"maxLength": _L["timestamp"]},
+        "declaration": {"maxLength": _L["declaration"]},
+        "trace": {
+            "properties": {
+                "trace_id": {"maxLength": _L["trace_id"]},
+                "span_id": {"maxLength": _L["trace_id"]},
+            }
+        },
         "decided_by": {"maximum": INT_MAX},
         "interceptors_registered": {"maximum": INT_MAX},
         "verdict": {
@@ -63,33 +125,42 @@ CONSOLE_RECORD_RULES: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {
                 "decision": {"enum": ["allow", "deny", "transform"]},
-                "reason": {"type": ["string", "null"], "maxLength": 1000},
-                "message": _MESSAGE,
+                "reason": _text("reason", nullable=True),
+                "message": _text("message", nullable=True),
                 "warnings": {
                     "type": ["array", "null"],
+                    "maxItems": _L["warnings"],
                     "items": {
                         "type": "object",
                         "additionalProperties": False,
                         "properties": {
-                            "reason": {"type": ["string", "null"], "maxLength": 1000},
-                            "message": _MESSAGE,
+                            "reason": _text("reason", nullable=True),
+                            "message": _text("message", nullable=True),
                         },
                     },
                 },
                 "approval": {"type": "object"},
-                "transform": {"type": "object"},
-                "evidence": {"type": "object"},
-                "result_labels": {"type": ["array", "null"], "items": {"type": "string"}},
+                "transform": {
+                    "type": "object",
+                    "properties": {"path": {"maxLength": _L["transform_path"]}},
+                },
+                "evidence": _EVIDENCE,
+                "result_labels": {
+                    "type": ["array", "null"],
+                    "maxItems": _L["labels"],
+                    "items": _text("label"),
+                },
             },
         },
         "verdicts": {
+            "maxItems": _L["verdicts"],
             "items": {
                 "properties": {
                     "index": {"maximum": INT_MAX},
-                    "name": {"maxLength": 128},
-                    "reason": _NULLABLE_STR,
+                    "name": {"maxLength": _L["hook_name"]},
+                    "reason": _text("reason", nullable=True),
                 },
-            }
+            },
         },
     },
 }
@@ -134,16 +205,54 @@ class RecordRow:
         return (self.session_id, self.sequence)
 
 
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _pointer(parts: Any) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    # A member name longer than any the record allows is cut: the answer stays small.
+    return "".join("/" + _short(str(p), 256).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 @functools.cache
 def _schema_documents() -> dict[str, dict[str, Any]]:
+    """The SDK's schema files, verbatim, by file name."""
     documents: dict[str, dict[str, Any]] = {}
     for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
         document = json.loads(path.read_text(encoding="utf-8"))
         documents[path.name] = document
+    return documents
+
+
+# Added to the `if` of the SDK's multi-verdict rule: it holds unless the verdict is
+# host-synthesized (see the module docstring).
+_NOT_HOST_SYNTHESIZED = {
+    "properties": {
+        "reason": {"not": {"type": "string", "pattern": f"^{HOST_ERROR_PREFIX}"}},
+    }
+}
+
+
+@functools.cache
+def _record_document() -> dict[str, Any]:
+    """The SDK record schema, with its multi-verdict `verdicts` requirement not applied to
+    host-synthesized verdicts. Fails loudly if an SDK upgrade changes that rule."""
+    document: dict[str, Any] = copy.deepcopy(_schema_documents()[RECORD_SCHEMA_FILE])
+    rules = [
+        rule for rule in document.get("allOf", []) if rule.get("then") == {"required": ["verdicts"]}
+    ]
+    if len(rules) != 1 or "verdict" in rules[0]["if"].get("properties", {}):
+        raise RuntimeError(f"{RECORD_SCHEMA_FILE} changed: review audit.ingest._record_document")
+    rules[0]["if"]["properties"]["verdict"] = _NOT_HOST_SYNTHESIZED
+    return document
+
+
+def _registry_documents() -> list[tuple[str, dict[str, Any]]]:
+    documents = [
+        (doc["$id"], _record_document() if name == RECORD_SCHEMA_FILE else doc)
+        for name, doc in _schema_documents().items()
+    ]
+    documents.append((CONSOLE_RECORD_RULES["$id"], CONSOLE_RECORD_RULES))
     return documents
 
 
@@ -161,15 +270,9 @@ def record_schema() -> dict[str, Any]:
 def record_validator() -> jsonschema.Draft202012Validator:
     """The reference validator, compiled once per process."""
     resources = [
-        (doc["$id"], referencing.Resource.from_contents(doc, default_specification=DRAFT202012))
-        for doc in _schema_documents().values()
+        (uri, referencing.Resource.from_contents(doc, default_specification=DRAFT202012))
+        for uri, doc in _registry_documents()
     ]
-    resources.append(
-        (
-            CONSOLE_RECORD_RULES["$id"],
-            DRAFT202012.create_resource(CONSOLE_RECORD_RULES),
-        )
-    )
     registry: referencing.Registry[Any] = referencing.Registry().with_resources(resources)
     return jsonschema.Draft202012Validator(record_schema(), registry=registry)
 
@@ -181,15 +284,38 @@ def record_fast_validator() -> Any:
         import jsonschema_rs
     except ImportError:  # pragma: no cover - the reference validator alone still works
         return None
-    documents = [(doc["$id"], doc) for doc in _schema_documents().values()]
-    documents.append((CONSOLE_RECORD_RULES["$id"], CONSOLE_RECORD_RULES))
-    registry = jsonschema_rs.Registry(documents)
+    registry = jsonschema_rs.Registry(_registry_documents())
     return jsonschema_rs.Draft202012Validator(record_schema(), registry=registry)
 
 
 def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
     best = jsonschema.exceptions.best_match([error])
     return best if best is not None else error
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    """What is wrong, without quoting the value (jsonschema's own messages repeat it)."""
+    kind, value = error.validator, error.validator_value
+    if kind == "maxLength":
+        return f"must be at most {value} characters."
+    if kind == "maxItems":
+        return f"must hold at most {value} items."
+    if kind == "maxProperties":
+        return f"must hold at most {value} members."
+    if kind == "type":
+        kinds = value if isinstance(value, list) else [value]
+        return f"must be of type {' or '.join(map(str, kinds))}."
+    if kind == "enum":
+        return _short(f"must be one of: {', '.join(json.dumps(v) for v in value)}.")
+    if kind == "const":
+        return _short(f"must be {json.dumps(value)}.")
+    if kind == "pattern":
+        return _short(f"must match {value}.")
+    if kind in ("minimum", "maximum"):
+        return f"must be {'at least' if kind == 'minimum' else 'at most'} {value}."
+    if kind in ("anyOf", "oneOf", "not", "if"):
+        return "is not an allowed value here."
+    return _short(error.message)
 
 
 def record_errors(record: Any) -> list[tuple[str, str]]:
@@ -206,12 +332,14 @@ def record_errors(record: Any) -> list[tuple[str, str]]:
         allowed = set((error.schema or {}).get("properties", {}))
         extra = sorted(key for key in error.instance if key not in allowed)
         if extra:
-            return [(_pointer([*path, extra[0]]), f"{extra[0]!r} is not allowed here.")]
+            return [(_pointer([*path, extra[0]]), "is not allowed here.")]
     if error.validator == "required" and isinstance(error.instance, dict):
         missing = [k for k in error.validator_value if k not in error.instance]
         if missing:
             return [(_pointer([*path, missing[0]]), f"{missing[0]!r} is required.")]
-    return [(_pointer(path), error.message)]
+    if error.validator == "propertyNames":
+        return [(_pointer(path), "has a member name that is too long or not allowed.")]
+    return [(_pointer(path), _message(error))]
 
 
 def _bad_strings(value: Any, path: list[Any]) -> Iterator[tuple[list[Any], str]]:
@@ -277,17 +405,27 @@ def _decided_hook(record: dict[str, Any], verdicts: list[dict[str, Any]], reason
     return ""
 
 
-def _timestamp(raw: Any) -> dt.datetime | None | str:
-    """Parsed aware datetime, None when absent, or an error message."""
+def parse_timestamp(raw: Any) -> dt.datetime | None | str:
+    """The instant in UTC, None when absent, or an error message. Offsets are at most ±14:00
+    (RFC 3339 in practice; PostgreSQL refuses larger ones) and the instant must fall in years
+    1-9999 in UTC, or the stored row could not be read back."""
     if raw is None:
         return None
     try:
         parsed = dt.datetime.fromisoformat(raw)
     except ValueError:
-        return f"{raw!r} is not an RFC 3339 timestamp."
-    if parsed.tzinfo is None:
-        return f"{raw!r} has no UTC offset."
-    return parsed
+        return "is not an RFC 3339 timestamp."
+    offset = parsed.utcoffset()
+    if offset is None:
+        return "has no UTC offset."
+    if not offset:
+        return parsed  # already UTC (what the SDK writes): the hot path
+    if abs(offset) > MAX_UTC_OFFSET:
+        return "has a UTC offset beyond ±14:00."
+    try:
+        return parsed.astimezone(dt.UTC)
+    except OverflowError:
+        return "is outside the years 1 to 9999 in UTC."
 
 
 def _meta_errors(meta: Any) -> list[tuple[str, str]]:
@@ -299,7 +437,7 @@ def _meta_errors(meta: Any) -> list[tuple[str, str]]:
     for key, value in meta.items():
         if key not in META_KEYS:
             allowed = ", ".join(META_KEYS)
-            errors.append((_pointer([key]), f"unknown meta key {key!r}; allowed: {allowed}."))
+            errors.append((_pointer([key]), f"unknown meta key; allowed: {allowed}."))
         elif value is None:
             continue
         elif key == "revision" and isinstance(value, int) and not isinstance(value, bool):
@@ -320,7 +458,7 @@ def row_from_item(record: dict[str, Any], meta: dict[str, Any] | None) -> Record
     reason = verdict.get("reason") or ""
     verdicts = record.get("verdicts") or []
     hook_ids = list(dict.fromkeys(str(v["name"]) for v in verdicts if v.get("name")))
-    timestamp = _timestamp(record.get("timestamp"))
+    timestamp = parse_timestamp(record.get("timestamp"))
     revision = meta.get("revision")
     return RecordRow(
         custom_agent=meta.get("custom_agent") or "",
@@ -350,7 +488,7 @@ def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, 
     if not isinstance(item, dict):
         return [(_pointer([index]), 'must be an object {"record": …, "meta": …}.')]
     errors = [
-        (_pointer([index, key]), f"unknown item key {key!r}; allowed: record, meta.")
+        (_pointer([index, key]), "unknown item key; allowed: record, meta.")
         for key in item
         if key not in ITEM_KEYS
     ]
@@ -360,7 +498,7 @@ def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, 
         record = item["record"]
         record_problems = record_errors(record)
         if not record_problems:
-            stamp = _timestamp(record.get("timestamp"))
+            stamp = parse_timestamp(record.get("timestamp"))
             if isinstance(stamp, str):
                 record_problems = [("/timestamp", stamp)]
             elif check_strings:

@@ -4,13 +4,14 @@
 searched facts as columns and the whole wire in `raw`. Rows are append-only: the
 tamper-evidence chain lives beside them in `RecordSeal` (one per sealed record, per-agent
 `chain_seq`), `ChainHead` is the per-agent tip and purge checkpoint, and
-`RecordSealPending` is the queue of ingested-but-unsealed batches. See
-docs/audit-storage.md for the layout, indexes and how it scales.
+`RecordSealPending` is the queue of ingested-but-unsealed batches; `RecordExport` is one
+export and the manifest of the bytes it sent. See docs/audit-storage.md for the layout, indexes and how it scales.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -257,3 +258,61 @@ class GovernanceEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action}"
+
+
+class DeadLetterReport(models.Model):
+    """One batch of records the console refused, as its agent reported it: the agent keeps
+    the records in its dead-letter file (console_client.records) and tells the console how
+    many there were and why, so the loss is visible on the agent's page. Idempotent on
+    (agent, batch)."""
+
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    batch = models.CharField(max_length=64)
+    records = models.PositiveIntegerField()
+    status = models.PositiveSmallIntegerField()
+    error = models.CharField(max_length=1000, blank=True)
+    refused_at = models.DateTimeField()
+    reported_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-refused_at", "-id"]
+        constraints = [
+            # Also the index of the agent page's lookups (agent first).
+            models.UniqueConstraint(fields=["agent", "batch"], name="deadletter_unique_batch")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {self.records} refused ({self.status})"
+
+
+class ExportFormat(models.TextChoices):
+    CSV = "csv", "CSV"
+    JSONL = "jsonl", "JSON Lines"
+
+
+class RecordExport(models.Model):
+    """One export of records: who asked for which filter when, and, once the stream has
+    produced its last byte, the manifest of exactly the bytes sent (rows, size, SHA-256),
+    so that a downloaded file can be checked for truncation (audit.export)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    actor_label = models.CharField(max_length=150)
+    format = models.CharField(max_length=8, choices=ExportFormat.choices)
+    filter = models.JSONField(default=dict)
+    generated_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+    rows = models.BigIntegerField(null=True, blank=True)
+    size = models.BigIntegerField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.format}) by {self.actor_label}"

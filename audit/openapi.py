@@ -9,8 +9,9 @@ from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
 from agents.models import Mode
+from audit.dead_letters import ERROR_MAX, MAX_REPORTS
 from audit.ingest import MAX_BATCH, META_KEYS
-from audit.models import Decision, InterceptionPoint, Outcome
+from audit.models import Decision, ExportFormat, InterceptionPoint, Outcome
 
 
 @extend_schema_field(
@@ -55,6 +56,22 @@ class IngestAnswerSerializer(serializers.Serializer[Any]):
     duplicates = serializers.IntegerField(help_text="Records already stored (idempotent retry).")
 
 
+class DeadLetterReportSerializer(serializers.Serializer[Any]):
+    """One record batch the console refused, as the agent's dead-letter file holds it."""
+
+    batch = serializers.RegexField(r"^[A-Za-z0-9._-]{1,64}$", help_text="The agent's batch id.")
+    records = serializers.IntegerField(min_value=1, max_value=MAX_BATCH)
+    status = serializers.IntegerField(min_value=400, max_value=499)
+    error = serializers.CharField(
+        required=False, allow_blank=True, max_length=ERROR_MAX, help_text="The refusal."
+    )
+    refused_at = serializers.DateTimeField()
+
+
+# 1..MAX_REPORTS items: document_batch_bounds writes minItems/maxItems.
+DEAD_LETTER_REPORTS = DeadLetterReportSerializer(many=True)
+
+
 class RecordSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     timestamp = serializers.DateTimeField()
@@ -87,6 +104,22 @@ class RecordSerializer(serializers.Serializer[Any]):
 class RecordPageSerializer(serializers.Serializer[Any]):
     results = RecordSerializer(many=True)
     next = serializers.URLField(allow_null=True, help_text="The next page, or null.")
+
+
+class ExportManifestSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    format = serializers.ChoiceField(choices=ExportFormat.choices)
+    filter = serializers.DictField(child=serializers.CharField())
+    generated_at = serializers.DateTimeField()
+    complete = serializers.BooleanField(
+        help_text="The stream produced every byte; false while it runs or if it broke off."
+    )
+    completed_at = serializers.DateTimeField(allow_null=True)
+    rows = serializers.IntegerField(allow_null=True, help_text="Records in the body.")
+    bytes = serializers.IntegerField(allow_null=True, help_text="Size of the body in bytes.")
+    sha256 = serializers.CharField(
+        allow_null=True, help_text="SHA-256 (hex) of exactly the bytes of the body."
+    )
 
 
 # One pre_tool_call record as the SDK's InterceptionEmitter hands it to its record_sink.
@@ -124,8 +157,11 @@ RECORDS_EXAMPLE = OpenApiExample(
 
 
 def document_batch_bounds(result: dict[str, Any], **_kwargs: Any) -> dict[str, Any]:
-    """SPECTACULAR_SETTINGS POSTPROCESSING_HOOKS: the records batch holds 1 to MAX_BATCH items."""
-    body = result["paths"]["/api/v1/records"]["post"]["requestBody"]
-    for media in body["content"].values():
-        media["schema"].update({"minItems": 1, "maxItems": MAX_BATCH})
+    """SPECTACULAR_SETTINGS POSTPROCESSING_HOOKS: the records batch holds 1 to MAX_BATCH items,
+    the dead-letter reports 1 to MAX_REPORTS."""
+    bounds = {"/api/v1/records": MAX_BATCH, "/api/v1/records/dead-letters": MAX_REPORTS}
+    for path, most in bounds.items():
+        body = result["paths"][path]["post"]["requestBody"]
+        for media in body["content"].values():
+            media["schema"].update({"minItems": 1, "maxItems": most})
     return result

@@ -22,11 +22,14 @@ from django.utils import timezone
 
 from agents.models import Agent
 from audit.chain import chain_schedule_seal
+from audit.dead_letters import DeadLetterRow
 from audit.ingest import RecordRow
 from audit.models import (
     ChainHead,
+    DeadLetterReport,
     GovernanceEvent,
     InterceptionRecord,
+    RecordExport,
     RecordSeal,
     RecordSealPending,
 )
@@ -254,6 +257,57 @@ def records_ingest(*, actor: Any, agent: Agent, rows: list[RecordRow]) -> Ingest
     return IngestResult(accepted=accepted, duplicates=len(rows) - accepted)
 
 
+@transaction.atomic
+def dead_letters_report(*, actor: Any, agent: Agent, reports: list[DeadLetterRow]) -> IngestResult:
+    """Store the agent's reports of record batches the console refused (validated by
+    `audit.dead_letters.report_rows`); a batch already reported is counted as a duplicate.
+    The governance event names how many records the agent could not deliver."""
+    # One reporter of an agent at a time: the duplicate check below then holds.
+    Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk").get()
+    batches = {report.batch for report in reports}
+    known = set(
+        DeadLetterReport.objects.filter(agent=agent, batch__in=batches).values_list(
+            "batch", flat=True
+        )
+    )
+    fresh: dict[str, DeadLetterRow] = {}
+    for report in reports:
+        if report.batch not in known:
+            fresh.setdefault(report.batch, report)
+    if fresh:
+        now = timezone.now()
+        DeadLetterReport.objects.bulk_create(
+            [
+                DeadLetterReport(
+                    agent=agent,
+                    batch=report.batch,
+                    records=report.records,
+                    status=report.status,
+                    error=report.error,
+                    refused_at=report.refused_at,
+                    reported_at=now,
+                )
+                for report in fresh.values()
+            ]
+        )
+        count = sum(report.records for report in fresh.values())
+        last = max(fresh.values(), key=lambda report: report.refused_at)
+        governance_event_record(
+            actor=actor,
+            action="records.dead_lettered",
+            summary=f"{agent.slug} kept {count} record{'' if count == 1 else 's'} the console refused "
+            f"({last.status}: {last.error})",
+            agent=agent,
+            after={
+                "records": count,
+                "batches": sorted(fresh),
+                "last_status": last.status,
+                "last_error": last.error,
+            },
+        )
+    return IngestResult(accepted=len(fresh), duplicates=len(reports) - len(fresh))
+
+
 PURGE_BATCH = 5000
 PURGE_BATCHES_PER_RUN = 100
 
@@ -315,11 +369,32 @@ def records_purge(*, actor: Any, before: dt.datetime, batch_size: int = PURGE_BA
 
 
 @transaction.atomic
-def records_export_record(*, actor: Any, filters: dict[str, str], fmt: str, summary: str) -> None:
-    """The governance event of one export (written before the stream starts)."""
+def records_export_record(
+    *, actor: Any, filters: dict[str, str], fmt: str, summary: str
+) -> RecordExport:
+    """One export about to stream: its RecordExport row (the manifest comes at the end)
+    and its governance event, both written before the first byte."""
+    export = RecordExport.objects.create(
+        actor=actor_user(actor),
+        actor_label=actor_label(actor),
+        format=fmt,
+        filter=filters,
+        generated_at=timezone.now(),
+    )
     governance_event_record(
         actor=actor,
         action="records.exported",
         summary=f"Exported records as {fmt}: {summary}",
+        target=export,
         after={"filter": filters, "format": fmt},
+    )
+    return export
+
+
+def records_export_complete(*, export_id: Any, rows: int, size: int, sha256: str) -> None:
+    """The manifest of an export whose stream has produced every byte, written before the
+    last piece is sent. Bookkeeping of the export the governance event already names, so
+    no second event; written once (a conditional update)."""
+    RecordExport.objects.filter(pk=export_id, completed_at__isnull=True).update(
+        completed_at=timezone.now(), rows=rows, size=size, sha256=sha256
     )

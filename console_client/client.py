@@ -45,6 +45,7 @@ from agent_hooks import (
     ApprovalRequest,
     EnforcementMode,
     HostRegistry,
+    InterceptionBlocked,
     InterceptionEmitter,
     InterceptionRecord,
 )
@@ -62,6 +63,7 @@ from console_client.interceptors import (
 from console_client.records import RecordSink
 from console_client.resolver import LONG_POLL_SECONDS, ConsoleResolver
 from console_client.results import HookResult
+from console_client.tool_seam import HostErrorBlocks, session_posture, with_tool_seam_posture
 from console_client.transcript import SessionTranscript
 
 log = logging.getLogger(__name__)
@@ -137,6 +139,8 @@ class _NoResolver:
 class _Active:
     emitter: InterceptionEmitter
     builder: AgentContextBuilder
+    # Tool-seam host errors the emitter raised, for the posture wrapper (tool_seam.py).
+    host_errors: HostErrorBlocks
 
 
 _ACTIVE: ContextVar[_Active | None] = ContextVar("console_client_active", default=None)
@@ -149,7 +153,12 @@ class _SessionEmitter:
         self._owner = owner
 
     async def emit(self, context: dict[str, Any]) -> Any:
-        return await self._owner._active().emitter.emit(context)
+        active = self._owner._active()
+        try:
+            return await active.emitter.emit(context)
+        except InterceptionBlocked as blocked:
+            active.host_errors.note(blocked)
+            raise
 
     async def emit_unchecked(self, context: dict[str, Any]) -> InterceptionRecord:
         return await self._owner._active().emitter.emit_unchecked(context)
@@ -296,17 +305,24 @@ class ConsoleHooks:
     # ---- the middleware and the run -----------------------------------------------
 
     def middleware(self) -> Any:
-        """The agent_framework middleware bundle (install it first, and once)."""
+        """The agent_framework middleware bundle (install it first, and once): the
+        framework's agent-hooks bundle, its tool seam with the declared posture
+        (`continue`: a host error refuses the tool call and the run goes on; tool_seam.py)."""
         if self._bundle is None:
             from agent_framework import create_agent_hooks_middleware_from_emitter
 
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=r"\[AGENT_HOOKS\]")
-                self._bundle = create_agent_hooks_middleware_from_emitter(
+                bundle = create_agent_hooks_middleware_from_emitter(
                     cast(InterceptionEmitter, _SessionEmitter(self)),
                     cast(AgentContextBuilder, _SessionBuilder(self)),
                 )
+            self._bundle = with_tool_seam_posture(bundle, self._host_errors)
         return self._bundle
+
+    def _host_errors(self) -> HostErrorBlocks | None:
+        active = _ACTIVE.get()
+        return active.host_errors if active is not None else None
 
     def _active(self) -> _Active:
         active = _ACTIVE.get()
@@ -339,7 +355,9 @@ class ConsoleHooks:
             agent_name=self.agent_name,
         )
         emitter.set_record_sink(lambda record: self._sink.submit(record, self._meta(record, state)))
-        active_token = _ACTIVE.set(_Active(emitter, builder))
+        active_token = _ACTIVE.set(
+            _Active(emitter, builder, HostErrorBlocks(posture=session_posture(emitter)))
+        )
         state_token = CURRENT_SESSION.set(state)
         shutdown = "error"
         try:

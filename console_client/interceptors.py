@@ -66,11 +66,12 @@ REASON_CONTEXT = "console:additional_context"
 MAX_REJECTIONS_DEFAULT = 3
 DEFAULT_MAX_TURNS = 40
 
-# AGENT-HOOKS §13.1 posture at the tool seam. agent_framework's bundle halts the run on a
-# `host_error:*` deny at pre_tool_call or post_tool_call (the tool does not run, or its
-# result is dropped, and `InterceptionBlocked` reaches the caller of `ConsoleHooks.run`):
-# that is `terminate`, and the console's declaration says so (agents/declaration.py).
-TOOL_SEAM_HOST_ERROR = "terminate"
+# AGENT-HOOKS §13.1 posture at the tool seam: after a `host_error:*` deny at pre_tool_call
+# or post_tool_call the tool has not run (or its result is dropped), the model reads a
+# control error naming the reason, and the run goes on. agent_framework's bundle would halt
+# the run there; console_client's bundle wraps its tool seam to continue (tool_seam.py).
+# The console's declaration states the same value (agents/declaration.py).
+TOOL_SEAM_HOST_ERROR = "continue"
 
 # What this host's code can honour. Python holds integers beyond 2^53 and beyond u64 from
 # JSON losslessly (int64_json, bigint_json), so the SDK sees them and refuses them fail-closed

@@ -6,11 +6,24 @@ retries with backoff, and spools what it cannot deliver to a local JSONL file th
 replayed once the console answers again. `aclose()` flushes the queue and tries the spool
 one last time.
 
-Nothing handed to `submit` is dropped short of a console refusal (400, or 413 for a single
-record): a batch the console finds too large is split; a replay claims the spool by
-renaming it, and a claim left behind by a process that died mid-replay is adopted by the
-next replay; a cancelled delivery task spools what it holds. Delivery is at least once;
-the console de-duplicates on (agent, session_id, sequence), so each record is stored once.
+Nothing handed to `submit` is dropped: a batch the console finds too large is split; a
+replay claims the spool by renaming it, and a claim left behind by a process that died
+mid-replay is adopted by the next replay; a cancelled delivery task spools what it holds.
+Delivery is at least once; the console de-duplicates on (agent, session_id, sequence), so
+each record is stored once.
+
+A batch the console *refuses* (a 4xx about the batch itself: 400, 413 for a single
+record, 415, 422, ...) would be refused again, so it is not spooled: when the console's
+400 names the refused items (`/3/record/...`), those go to the dead-letter file and the
+rest is sent again; otherwise the whole batch does. The dead-letter file
+(`records.dead-letter.jsonl` beside the spool) holds one JSON line per refused item:
+`{"batch", "refused_at", "status", "error", "item"}`. Every dead-lettered batch is
+reported to the console (`POST /api/v1/records/dead-letters`: id, record count, status,
+error), which shows the count on the agent's page; the ids reported so far are kept in
+`records.dead-letter.reported`, so a report that fails (or a process that dies first) is
+sent by the next delivery, and the console de-duplicates on the batch id. Answers about
+the console or the credentials rather than the batch (401, 403, 404, 408, 425, 429) are
+retried and spooled like a 5xx.
 
 What leaves is the SDK's payload-free record wire (interception-record.schema.json) with
 every free-text `message` removed as well, since a hook's words may quote the payload,
@@ -25,7 +38,8 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +57,15 @@ FLUSH_INTERVAL = 0.5
 META_KEYS = ("custom_agent", "tool_name", "framework", "revision")
 SPOOL_NAME = "records.jsonl"
 CLAIM_PREFIX = "records.replay-"
+DEAD_LETTER_NAME = "records.dead-letter.jsonl"
+DEAD_LETTER_REPORTED_NAME = "records.dead-letter.reported"
+DEAD_LETTER_PATH = "/api/v1/records/dead-letters"
+# Refusals that are about the console or the credentials, not the batch: retried, spooled.
+RETRIED_STATUSES = frozenset({401, 403, 404, 408, 425, 429})
+# What a dead-letter report and line keep of the console's answer.
+REPORT_ERROR_MAX = 1000
+LINE_ERROR_TEXT_MAX = 4096
+REPORTS_PER_REQUEST = 100
 
 
 def record_wire(record: InterceptionRecord) -> dict[str, Any]:
@@ -95,11 +118,21 @@ class RecordSink:
         self._closing = False
         self.delivered = 0
         self.spooled = 0
-        self.refused = 0
+        self.dead_lettered = 0
+        # Dead-letter batches of this or an earlier process may still be unreported.
+        self._report_due = True
 
     @property
     def spool_file(self) -> Path:
         return self.spool_dir / SPOOL_NAME
+
+    @property
+    def dead_letter_file(self) -> Path:
+        return self.spool_dir / DEAD_LETTER_NAME
+
+    @property
+    def _reported_file(self) -> Path:
+        return self.spool_dir / DEAD_LETTER_REPORTED_NAME
 
     def submit(self, record: InterceptionRecord, meta: dict[str, Any]) -> None:
         item = record_item(record, meta)
@@ -136,6 +169,7 @@ class RecordSink:
                     continue
                 held = []
                 await self._replay_spool()
+                await self._report_dead_letters()
             except asyncio.CancelledError:
                 # Shutting down with records in hand (or queued): keep them for a replay.
                 while not self._queue.empty():
@@ -164,17 +198,101 @@ class RecordSink:
                 )
         except httpx.HTTPError as exc:
             raise DeliveryError(f"console unreachable: {type(exc).__name__}") from None
-        if response.status_code == 413 and len(batch) > 1:
+        status = response.status_code
+        if status == 413 and len(batch) > 1:
             await self._send_halves(batch)
             return
-        if response.status_code in (400, 413):
-            # A refused batch will be refused again: keep it out of the spool, say so loudly.
-            log.error("console refused %d records: %s", len(batch), response.text[:500])
-            self.refused += len(batch)
+        if 400 <= status < 500 and status not in RETRIED_STATUSES:
+            await self._refused(batch, status, _answer(response))
             return
-        if response.status_code >= 300:
-            raise DeliveryError(f"console answered {response.status_code}")
+        if status >= 300:
+            raise DeliveryError(f"console answered {status}")
         self.delivered += len(batch)
+
+    async def _refused(self, batch: list[dict[str, Any]], status: int, answer: Any) -> None:
+        """Dead-letter what the console refused; send the items it did not name again."""
+        named = _refused_items(answer, len(batch)) if status == 400 else set()
+        if not named or len(named) == len(batch):
+            self._dead_letter(batch, status, answer)
+            return
+        self._dead_letter([batch[i] for i in sorted(named)], status, answer)
+        rest = [item for i, item in enumerate(batch) if i not in named]
+        try:
+            await self._send(rest)
+        except DeliveryError:
+            # Keep the rest for a replay; a retry of the whole batch would refuse (and
+            # dead-letter) the named items a second time.
+            self._spool(rest)
+
+    def _dead_letter(self, items: list[dict[str, Any]], status: int, answer: Any) -> None:
+        head = {
+            "batch": uuid.uuid4().hex,
+            "refused_at": datetime.now(UTC).isoformat(),
+            "status": status,
+            "error": answer,
+        }
+        lines = "".join(
+            json.dumps({**head, "item": item}, separators=(",", ":")) + "\n" for item in items
+        )
+        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        with self.dead_letter_file.open("a", encoding="utf-8") as handle:
+            handle.write(lines)
+        self.dead_lettered += len(items)
+        self._report_due = True
+        log.error(
+            "console refused %d records (%s: %s); kept in %s",
+            len(items),
+            status,
+            _error_text(answer)[:300],
+            self.dead_letter_file,
+        )
+
+    async def _report_dead_letters(self) -> None:
+        """Tell the console about dead-letter batches it has not acknowledged yet."""
+        if not self._report_due:
+            return
+        try:
+            pending = self._unreported()
+            for start in range(0, len(pending), REPORTS_PER_REQUEST):
+                chunk = pending[start : start + REPORTS_PER_REQUEST]
+                async with self._http() as client:
+                    response = await client.post(DEAD_LETTER_PATH, json=chunk)
+                if response.status_code >= 300:
+                    log.warning("dead-letter report answered %d", response.status_code)
+                    # A refused report would be refused again: wait for the next dead letter.
+                    retried = (
+                        response.status_code >= 500 or response.status_code in RETRIED_STATUSES
+                    )
+                    self._report_due = retried
+                    return
+                with self._reported_file.open("a", encoding="utf-8") as handle:
+                    handle.write("".join(f"{report['batch']}\n" for report in chunk))
+        except (httpx.HTTPError, OSError) as exc:
+            log.warning("dead-letter report not delivered: %s", type(exc).__name__)
+            return
+        self._report_due = False
+
+    def _unreported(self) -> list[dict[str, Any]]:
+        reported: set[str] = set()
+        with contextlib.suppress(FileNotFoundError):
+            reported = set(self._reported_file.read_text(encoding="utf-8").split())
+        reports: dict[str, dict[str, Any]] = {}
+        for line in _lines(self.dead_letter_file):
+            batch = line.get("batch")
+            if not isinstance(batch, str) or batch in reported:
+                continue
+            report = reports.setdefault(
+                batch,
+                {
+                    "batch": batch,
+                    "records": 0,
+                    "status": line.get("status"),
+                    "error": _error_text(line.get("error"))[:REPORT_ERROR_MAX],
+                    "refused_at": line.get("refused_at"),
+                },
+            )
+            report["records"] += 1
+        return list(reports.values())
 
     async def _send_halves(self, batch: list[dict[str, Any]]) -> None:
         middle = len(batch) // 2
@@ -269,6 +387,7 @@ class RecordSink:
             self._task = None
         with contextlib.suppress(DeliveryError, OSError):
             await self._replay_spool()
+        await self._report_dead_letters()
 
 
 def _claim_owner_alive(name: str) -> bool:
@@ -294,3 +413,43 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
+
+
+def _answer(response: httpx.Response) -> Any:
+    """The console's error object, or (another server's answer) a bounded text."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:LINE_ERROR_TEXT_MAX]
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return body["error"]
+    return response.text[:LINE_ERROR_TEXT_MAX]
+
+
+def _error_text(answer: Any) -> str:
+    if isinstance(answer, dict):
+        return f"{answer.get('code') or 'error'}: {answer.get('message') or ''}".strip()
+    return str(answer or "")
+
+
+def _refused_items(answer: Any, size: int) -> set[int]:
+    """Indexes of the items a 400 names (`/3/record/verdict` → 3)."""
+    fields = answer.get("fields") if isinstance(answer, dict) else None
+    named: set[int] = set()
+    for pointer in fields if isinstance(fields, dict) else ():
+        head = str(pointer).split("/")[1:2]
+        if head and head[0].isdigit() and int(head[0]) < size:
+            named.add(int(head[0]))
+    return named
+
+
+def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict):
+                yield value

@@ -186,7 +186,8 @@ async def unreachable_fails_closed(rig: Rig, *, when: str = "before") -> FailClo
         try:
             await asyncio.wait_for(running, timeout=60)
         except InterceptionBlocked:
-            # A host failure (here: the resolver could not reach the console) stops the run.
+            # Posture `terminate` would end the run on this host failure (the resolver could
+            # not reach the console); the console declares `continue`, so the run completes.
             outcome = "the run stopped with InterceptionBlocked"
         seconds = time.monotonic() - started
         pre = [r for r in hooks.last_records if r.interception_point.value == "pre_tool_call"]

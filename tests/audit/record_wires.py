@@ -18,6 +18,7 @@ policy interceptors do at its pre_tool_call:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -27,6 +28,7 @@ from agent_hooks import (
     ApprovalResolution,
     EnforcementMode,
     InterceptionEmitter,
+    InterceptionPoint,
     InterceptionRecord,
     Verdict,
 )
@@ -127,3 +129,125 @@ def tool_items(calls: list[str], **kwargs: Any) -> list[dict[str, Any]]:
         if item["record"]["interception_point"] == "pre_tool_call":
             item["meta"]["tool_name"] = next(tool_calls)
     return out
+
+
+# ---- the SDK emitter's failure paths, under the console's composition (run_all) ---------
+
+
+class _Hang:
+    """Never answers: a hook still running, or a reviewer not deciding yet."""
+
+    async def intercept(self, context: dict[str, Any]) -> Verdict:
+        if context["interception_point"] != "pre_tool_call":
+            return Verdict.allow()
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    async def resolve(self, request: Any) -> ApprovalResolution:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+class _Escalate:
+    def intercept(self, context: dict[str, Any]) -> Verdict:
+        if context["interception_point"] == "pre_tool_call":
+            return Verdict.escalate(reason="console:approval_required", message="needs a reviewer")
+        return Verdict.allow()
+
+
+class _Raise:
+    def intercept(self, context: dict[str, Any]) -> Verdict:
+        if context["interception_point"] == "pre_tool_call":
+            raise RuntimeError("hook crashed")
+        return Verdict.allow()
+
+    def resolve(self, request: Any) -> ApprovalResolution:
+        raise RuntimeError("console unreachable")
+
+
+class _Junk:
+    def intercept(self, context: dict[str, Any]) -> Any:
+        if context["interception_point"] == "pre_tool_call":
+            return {"decision": "maybe"}
+        return Verdict.allow()
+
+
+def _emitter(*interceptors: Any, resolver: Any = None, timeout: float = 5.0) -> Any:
+    from agent_hooks import CompositionConfig
+
+    emitter = InterceptionEmitter(
+        resolver=resolver, timeout=timeout, composition=CompositionConfig.run_all()
+    )
+    emitter.register(_Audit(), name="console-base")
+    for index, interceptor in enumerate(interceptors):
+        emitter.register(interceptor, name=f"hk_fail{index:04d}")
+    return emitter
+
+
+async def _failure(path: str, session_id: str) -> list[dict[str, Any]]:
+    wires: list[dict[str, Any]] = []
+    emitter: Any
+    if path == "cancelled_awaiting_reviewer":
+        emitter = _emitter(_Escalate(), resolver=_Hang(), timeout=None)
+    elif path == "cancelled_in_hook":
+        emitter = _emitter(_Hang(), timeout=None)
+    elif path == "interceptor_failed":
+        emitter = _emitter(_Raise())
+    elif path == "interceptor_timeout":
+        emitter = _emitter(_Hang(), timeout=0.05)
+    elif path == "verdict_invalid":
+        emitter = _emitter(_Junk())
+    elif path == "resolver_failed":
+        emitter = _emitter(_Escalate(), resolver=_Raise())
+    elif path == "resolver_timeout":
+        emitter = _emitter(_Escalate(), resolver=_Hang(), timeout=0.05)
+    else:
+        emitter = _emitter()
+    emitter.set_record_sink(lambda record: wires.append(record.to_wire()))
+    builder = AgentContextBuilder(agent_id="sre-agent", framework="f", session_id=session_id)
+    await emitter.emit_unchecked(builder.agent_startup(tools_registered=["restart"]))
+    args: dict[str, Any] = {"secret": "s3cr3t"}
+    if path == "context_invalid":
+        args["ratio"] = float("nan")  # not JSON: the SDK refuses the context
+    call = builder.pre_tool_call(call_id="c1", name="restart", args=args)
+    if path.startswith("cancelled"):
+        task = asyncio.ensure_future(emitter.emit_unchecked(call))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await emitter.emit_unchecked(builder.agent_shutdown(reason="cancelled"))
+    elif path == "host_failure":
+        emitter.record_host_failure(
+            InterceptionPoint.PRE_TOOL_CALL, "TypeError", session_id=session_id, sequence=1
+        )
+    elif path == "no_interceptor":
+        bare = InterceptionEmitter(composition=emitter.composition)
+        bare.register(_Audit(), name="console-base", at=["agent_startup"])
+        bare.set_record_sink(lambda record: wires.append(record.to_wire()))
+        await bare.emit_unchecked(call)
+    else:
+        await emitter.emit_unchecked(call)
+    if not path.startswith("cancelled"):
+        await emitter.emit_unchecked(builder.agent_shutdown(reason="error"))
+    return wires
+
+
+FAILURE_PATHS = (
+    "cancelled_awaiting_reviewer",
+    "cancelled_in_hook",
+    "interceptor_failed",
+    "interceptor_timeout",
+    "verdict_invalid",
+    "resolver_failed",
+    "resolver_timeout",
+    "context_invalid",
+    "host_failure",
+    "no_interceptor",
+)
+
+
+def sdk_failure_session(path: str, *, session_id: str | None = None) -> list[dict[str, Any]]:
+    """Record wires of one session whose pre_tool_call (sequence 1) fails along `path`:
+    agent_startup, the failed pre_tool_call, agent_shutdown."""
+    return asyncio.run(_failure(path, session_id or str(uuid.uuid4())))

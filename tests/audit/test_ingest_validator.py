@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from audit import ingest
-from tests.audit.record_wires import sdk_session
+from tests.audit.record_wires import FAILURE_PATHS, sdk_failure_session, sdk_session
 
 
 def corpus() -> list[tuple[dict[str, Any], bool]]:
     valid = sdk_session(["ls", "audit", "rm", "redact", "crash", "deploy"])
     valid += sdk_session(["deploy"], approval="expire")
+    valid += [sdk_failure_session(path)[1] for path in FAILURE_PATHS]
     cases: list[tuple[dict[str, Any], bool]] = [(wire, True) for wire in valid]
     base = valid[4]
     mutations = [
@@ -31,7 +32,19 @@ def corpus() -> list[tuple[dict[str, Any], bool]]:
         lambda r: r["verdict"].pop("decision"),
         lambda r: r["verdict"].update(transform={"path": "$target.x", "value": "secret"}),
         lambda r: r["verdict"].update(approval={"args": {"x": 1}}),
-        lambda r: r["verdict"].update(message="m" * 257),
+        lambda r: r["verdict"].update(message="m" * 258),
+        lambda r: r["verdict"].update(evidence={"args": {"password": "hunter2"}}),
+        lambda r: r["verdict"].update(evidence={"artefact": {"password": "hunter2"}}),
+        lambda r: r["verdict"].update(evidence={"verification_pointers": {"log": {"x": 1}}}),
+        lambda r: r["verdict"].update(evidence={"artefact": "a" * 2049}),
+        lambda r: r["verdict"].update(reason="r" * 1025),
+        lambda r: r["verdict"].update(result_labels=["l" * 257]),
+        lambda r: r["verdict"].update(result_labels=["l"] * 257),
+        lambda r: r["verdict"].update(warnings=[{"reason": "w" * 1025}]),
+        lambda r: r["verdicts"][0].update(reason="r" * 1025),
+        lambda r: r.update(trace={"trace_id": "t" * 257}),
+        lambda r: r.update(identity_provider="p" * 65),
+        lambda r: r.update(input_identity="i" * 201),
         lambda r: r["composition"].update(profile="random"),
         lambda r: r.update(resolved_by="maybe"),
         lambda r: r.update(decided_by=-1),
@@ -54,6 +67,8 @@ def test_the_schema_is_the_sdks_own_file():
     path = ingest.SCHEMA_DIR / ingest.RECORD_SCHEMA_FILE
     assert documents[ingest.RECORD_SCHEMA_FILE] == json.loads(path.read_text())
     assert "agent_hooks" in str(path)
+    # The one difference (host-error records, tests/audit/test_ingest_failed_runs.py).
+    assert ingest._record_document()["$id"] == documents[ingest.RECORD_SCHEMA_FILE]["$id"]
 
 
 @pytest.mark.parametrize(("record", "valid"), corpus())
@@ -74,4 +89,23 @@ def test_errors_point_at_the_offending_member():
     record = sdk_session(["ls"])[0]
     record["verdict"]["decision"] = "warn"
     [(pointer, message)] = ingest.record_errors(record)
-    assert pointer == "/verdict/decision" and "warn" in message
+    assert pointer == "/verdict/decision"
+    assert message == 'must be one of: "allow", "deny", "transform".'
+
+
+@pytest.mark.parametrize(
+    ("mutate", "pointer"),
+    [
+        (lambda r: r["verdict"].update(reason="SECRET" * 40_000), "/verdict/reason"),
+        (lambda r: r.update(session_id=["SECRET"] * 1000), "/session_id"),
+        (lambda r: r.update(mode="SECRET" * 1000), "/mode"),
+        (lambda r: r.update(identity_provider="SECRET" * 1000), "/identity_provider"),
+        (lambda r: r["verdict"].update(evidence={"artefact": {"pw": "SECRET"}}), None),
+    ],
+)
+def test_error_messages_do_not_repeat_the_refused_value(mutate, pointer):
+    record = sdk_session(["ls"])[0]
+    mutate(record)
+    [(at, message)] = ingest.record_errors(record)
+    assert pointer is None or at == pointer
+    assert "SECRET" not in message and len(message) <= 200

@@ -15,32 +15,10 @@ NOT_APPLICABLE: dict[str, str] = {
     "AH-CTK-113": INCREMENTAL,
 }
 
-POSTURE = (
-    "issue 9 item 11: the console declares tool_seam_host_error 'continue', but a "
-    "host_error deny at the tool seam halts the run (agent_framework's bundle)"
-)
 OUTPUT_PROJECTION = (
     "agent_framework projects output.content as every message of the AgentResponse (tool "
     "calls and results included), not the final text alone"
 )
 EXPECTED_FAILURES: dict[str, str] = {
     "AH-CTK-001": OUTPUT_PROJECTION,
-    **{
-        vid: POSTURE
-        for vid in (
-            "AH-CTK-070",
-            "AH-CTK-071",
-            "AH-CTK-072",
-            "AH-CTK-073",
-            "AH-CTK-085",
-            "AH-CTK-087",
-            "AH-CTK-092",
-            "AH-CTK-094",
-            "AH-CTK-095",
-            "AH-CTK-097",
-            "AH-CTK-098",
-            "AH-CTK-102",
-            "AH-CTK-103",
-        )
-    },
 }

@@ -178,6 +178,7 @@ async def test_approval_expired_skips_the_tool(governed):
 
 
 async def test_console_down_means_the_escalated_tool_does_not_run(governed, tmp_path):
+    """Posture `continue`: the call is refused, the model reads why, the run goes on."""
     gov = governed({"PreToolUse": [APPROVAL]})
     own = start_console(tmp_path / "own-console.log")
     try:
@@ -187,11 +188,18 @@ async def test_console_down_means_the_escalated_tool_does_not_run(governed, tmp_
         stop_console(own)
     ran: list[str] = []
     client, agent = restart_agent(hooks, ran)
-    with pytest.raises(InterceptionBlocked) as blocked:
-        await hooks.run(agent, "restart api")
+    response = await asyncio.wait_for(hooks.run(agent, "restart api"), timeout=30)
     await hooks.aclose()
     assert ran == []
-    assert blocked.value.result.verdict.reason == "host_error:approval_resolver_failed"
+    assert response.text == "done"
+    seen = json.loads(message_texts(client.requests[1], role="tool")[0])
+    assert seen == {
+        "error": "Tool call blocked by agent-hooks at pre_tool_call.",
+        "reason": "host_error:approval_resolver_failed",
+        **({"message": seen["message"]} if "message" in seen else {}),
+    }
+    pre = next(r for r in hooks.last_records if r.interception_point.value == "pre_tool_call")
+    assert pre.verdict.reason == "host_error:approval_resolver_failed"
 
 
 async def test_evaluate_only_never_blocks_and_never_asks_reviewers(governed, reviewer_token):

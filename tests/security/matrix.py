@@ -127,6 +127,17 @@ def _records_body(world: World) -> str:
     return _json(items(sdk_session(["ls"]), framework="agent_framework"))
 
 
+def _dead_letters_body(world: World) -> str:
+    report = {
+        "batch": "b0d1e5",
+        "records": 2,
+        "status": 400,
+        "error": "invalid: Item 0 is invalid at /0/record/session_id",
+        "refused_at": "2026-11-30T06:51:49+00:00",
+    }
+    return _json([report])
+
+
 JSON = "application/json"
 # Django's FormView answers PUT as it answers POST.
 DJANGO_FORM_VIEW = frozenset({"PUT"})
@@ -289,6 +300,15 @@ ROWS: list[Row] = [
         JSON,
         writes=True,
     ),
+    Row(
+        "api/v1/records/dead-letters",
+        "POST",
+        "/api/v1/records/dead-letters",
+        api(202, "agent", "agent_other"),
+        _dead_letters_body,
+        JSON,
+        writes=True,
+    ),
     Row("api/v1/records", "GET", "/api/v1/records?agent={sre}", api(200, *AUDITORS)),
     Row(
         "api/v1/records/export",
@@ -296,6 +316,12 @@ ROWS: list[Row] = [
         "/api/v1/records/export?format=jsonl&agent={sre}",
         api(200, *AUDITORS),
         writes=True,  # the export itself is a governance event
+    ),
+    Row(
+        "api/v1/records/export/<uuid:export_id>/manifest",
+        "GET",
+        "/api/v1/records/export/{export}/manifest",
+        api(200, *AUDITORS),
     ),
     # agents portal (admins) ---------------------------------------------------------------
     Row("agents/", "GET", "/agents/", page(200, *ADMIN)),
@@ -469,7 +495,7 @@ ROWS: list[Row] = [
     Row("audit/records/<int:pk>/", "GET", "/audit/records/{record}/", page(200, *AUDITORS)),
     Row("audit/sessions/", "GET", "/audit/sessions/", page(200, *AUDITORS)),
     Row(
-        "audit/sessions/<path:session_id>/",
+        "audit/sessions/<anytext:session_id>/",
         "GET",
         "/audit/sessions/{session}/?agent={sre}",
         page(200, *AUDITORS),

@@ -86,6 +86,8 @@ def _aim_at_sre(world: World, case: Any) -> Any:
     params = case.path_parameters or {}
     if "name" in params:
         params["name"] = CUSTOM
+    if "export_id" in params:
+        params["export_id"] = str(world.export.pk)
     for key in ("id", "pk"):
         if key in params:
             params[key] = str(world.escalation.pk)
@@ -118,7 +120,9 @@ MUST_SUCCEED = {
     "POST /api/v1/escalations/{id}/decision": {"pat_admin", "pat_rev"},
     "GET /api/v1/records": {"pat_admin", "pat_auditor"},
     "POST /api/v1/records": {"agent"},
+    "POST /api/v1/records/dead-letters": {"agent"},
     "GET /api/v1/records/export": {"pat_admin", "pat_auditor"},
+    "GET /api/v1/records/export/{export_id}/manifest": {"pat_admin", "pat_auditor"},
     "GET /api/v2/extendedAgent/agents": {"pat_admin", "agent"},
     "GET /api/v2/extendedAgent/agents/{name}": {"pat_admin", "agent"},
     "PUT /api/v2/extendedAgent/agents/{name}": {"pat_admin", "agent"},
