@@ -15,18 +15,20 @@ def console_nav(request: HttpRequest) -> dict[str, Any]:
         return {}
     section = request.path.strip("/").split("/", 1)[0]
     can_review = is_reviewer(user)
+    counter = _pending_counter(user) if can_review else None
     return {
         "nav_section": section,
         "nav_role": primary_role(user),
         "nav_can_admin": is_admin(user),
         "nav_can_review": can_review,
         "nav_can_audit": is_auditor(user),
-        "nav_pending_count": _pending_count(user) if can_review else None,
+        "nav_pending_count": (counter.count or None) if counter else None,
+        "nav_pending_counter": counter,
     }
 
 
-def _pending_count(user: Any) -> int | None:
-    """Escalations waiting for this reviewer: one COUNT query; empty when none."""
-    from approvals.selectors import pending_count
+def _pending_counter(user: Any) -> Any:
+    """Escalations waiting for this reviewer, and when the soonest expire (one query)."""
+    from approvals.selectors import pending_counter
 
-    return pending_count(user) or None
+    return pending_counter(user)

@@ -15,8 +15,9 @@ silent, the rows below follow these decisions, each what an experienced user exp
     checked for sre-agent's markers); `PUT /api/v2/extendedAgent/agents/triage` with it
     creates *its own* `triage` (201): names are per agent.
   * a reviewer scoped to another agent sees the escalation nowhere: its id is 404 on the API
-    decision and on the page decision, lists and the inbox are 200 without it, and a bulk
-    decision that names it is answered like any bulk post (302) but changes nothing.
+    decision, on the page decision and on its page (`/approvals/<id>/`), lists and the inbox
+    are 200 without it, and a bulk decision that names it is answered like any bulk post
+    (302) but changes nothing.
 - The agent long-poll `GET /api/v1/escalations/{id}` takes only an agent token: a session
   (no bearer header) is 401, a personal token 403, another agent's token 404.
 - Agents never decide escalations (403, even their own); auditors read records but decide
@@ -571,9 +572,15 @@ ROWS: list[Row] = [
         "POST",
         "/approvals/bulk/",
         page(302, *REVIEWERS),
-        lambda w: {"outcome": "approve", "ids": [str(w.escalation.pk)]},
+        lambda w: {"outcome": "approve", "ids": [str(w.escalation.pk)], "confirmed": "1"},
         writes=True,
         no_write=frozenset({"rev_other"}),
+    ),
+    Row(
+        "approvals/<uuid:pk>/",
+        "GET",
+        "/approvals/{escalation}/",
+        page(200, "admin", "rev", rev_other=404),
     ),
     Row(
         "approvals/<uuid:pk>/decision/",
