@@ -222,6 +222,73 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
     return HttpResponse(rows + _flash(level, text))
 
 
-from approvals.links import escalation_id_from_token
-from approvals.models import Escalation, VoteOutcome
-from approvals.presenters import arguments_diff, transcript_view
+def _link_context(user: Any, escalation: Escalation) -> dict[str, Any]:
+    votes = list(escalation.votes.all())
+    return {
+        "escalation": escalation,
+        "status": effective_status(escalation),
+        "votes": votes,
+        "my_vote": next((v.outcome for v in votes if v.reviewer_id == user.pk), None),
+        "approvals": sum(1 for v in votes if v.outcome == VoteOutcome.APPROVE),
+        "pending_total": pending_count(user),
+    }
+
+
+def _decide_from_link(request: HttpRequest, escalation: Escalation) -> None:
+    outcome = request.POST.get("outcome", "")
+    try:
+        result = services.escalation_decide(
+            escalation=escalation,
+            actor=request.user,
+            outcome=outcome,
+            reason=request.POST.get("reason", ""),
+        )
+    except InvalidInput as exc:
+        messages.error(request, " ".join(m for msgs in exc.fields.values() for m in msgs))
+    except services.DecisionConflict as exc:
+        messages.error(request, f"Nothing decided: {exc}")
+    except services.DecisionForbidden as exc:
+        raise PermissionDenied(str(exc)) from None
+    else:
+        done = result.escalation
+        text = done.status if result.final else "your approval counted"
+        messages.success(request, f"{done.tool_name or done.interception_point}: {text}.")
+
+
+@never_cache  # shows tool arguments
+@login_required
+@require_http_methods(["GET", "POST"])
+def decision_link(request: HttpRequest, token: str) -> HttpResponse:
+    """A signed link from a webhook: the call and Approve/Reject for a reviewer of its agent;
+    once decided, the decision. POST decides, then redirects back here."""
+    _require_reviewer(request)
+    pk = escalation_id_from_token(token)
+    if pk is None:
+        return render(request, "approvals/link.html", {"invalid": True}, status=404)
+    escalation = get_escalation_for_user(request.user, pk, write=True)
+    if request.method == "POST":
+        _decide_from_link(request, escalation)
+        return redirect("approvals:link", token=token)
+    return render(request, "approvals/link.html", _link_context(request.user, escalation))
+
+
+def _bulk_confirmation(
+    request: HttpRequest, outcome: str, reason: str, ids: list[str]
+) -> HttpResponse:
+    """Without the page's script nothing stated the selection yet: show it, act on a second
+    post. Only the rows this reviewer may still decide are carried over."""
+    wanted = []
+    for raw in ids:
+        try:
+            wanted.append(UUID(raw))
+        except ValueError:
+            continue
+    escalations = list(pending_for(request.user).filter(pk__in=wanted))
+    context = {
+        "escalations": escalations,
+        "outcome": outcome,
+        "reason": reason,
+        "dropped": len(ids) - len(escalations),
+        "tab": "pending",
+    }
+    return render(request, "approvals/bulk_confirm.html", context)
