@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from agents import services as agent_services
 from approvals import services
 from approvals.models import Escalation, EscalationStatus
-from tests.approvals.conftest import TOOL_SCHEMA
+from tests.approvals.conftest import TOOL_SCHEMA, approval_hook
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -45,7 +45,8 @@ def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(reviewer_cli
         assert fact in html, fact
 
 
-def test_inbox_shows_the_runtime_session_and_working_directory(reviewer_client, escalate):
+def test_inbox_shows_the_runtime_session_and_working_directory(reviewer_client, sre, escalate):
+    approval_hook(sre, matcher="Bash")
     escalate(
         "Bash",
         {"command": "npm test"},
