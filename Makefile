@@ -9,9 +9,13 @@ PYTHON ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bi
 TEST_DB ?= console
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/$(TEST_DB)
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
-APT_PACKAGES := bubblewrap jq chromium
+APT_PACKAGES := bubblewrap jq chromium iproute2
+# The real agent clients (Claude Code, Codex CLI, Gemini CLI) that tests/reach_clients drives,
+# installed from the npm registry outside the work tree, once per pinned lockfile.
+REACH_CLIENTS_DIR ?= $(HOME)/.cache/console-tests/reach-clients
+REACH_CLIENTS_LOCK := tests/reach_clients/npm/package.json tests/reach_clients/npm/package-lock.json
 
-.PHONY: run test lint typecheck venv system-deps services demo bench clean faults load
+.PHONY: run test lint typecheck venv system-deps services demo bench clean faults load reach-clients
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "No Python >= 3.12 found (PATH or ~/.pyenv/versions)"; exit 1; }
@@ -36,6 +40,18 @@ services:
 	@psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='$(TEST_DB)'" | grep -q 1 \
 		|| createdb -h 127.0.0.1 -U postgres $(TEST_DB)
 
+reach-clients:
+	@command -v npm >/dev/null || { echo "npm (Node.js >= 20) is needed for the real-client tests"; exit 1; }
+	@stamp="$(REACH_CLIENTS_DIR)/.installed-$$(cat $(REACH_CLIENTS_LOCK) | sha256sum | cut -c1-16)"; \
+	if [ ! -e "$$stamp" ]; then \
+		echo "installing the real agent clients into $(REACH_CLIENTS_DIR)"; \
+		mkdir -p "$(REACH_CLIENTS_DIR)" && rm -f "$(REACH_CLIENTS_DIR)"/.installed-* && \
+		cp $(REACH_CLIENTS_LOCK) "$(REACH_CLIENTS_DIR)/" && \
+		npm ci --prefix "$(REACH_CLIENTS_DIR)" --no-audit --no-fund --loglevel=error && \
+		for c in claude codex gemini; do "$(REACH_CLIENTS_DIR)/node_modules/.bin/$$c" --version >/dev/null || exit 1; done && \
+		touch "$$stamp"; \
+	fi
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -48,9 +64,10 @@ run: venv system-deps
 	$(PY) manage.py seed_demo
 	$(PY) manage.py run_console --demo
 
-test: system-deps venv services lint typecheck
+test: system-deps venv services reach-clients lint typecheck
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) manage.py makemigrations --check --dry-run
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REACH_CLIENTS_DIR=$(REACH_CLIENTS_DIR) REACH_CLIENTS_REQUIRED=1 \
+		$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: venv services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) bash bench/run_all.sh

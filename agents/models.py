@@ -153,3 +153,36 @@ class AgentToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class Runtime(models.TextChoices):
+    """Agent runtimes governed through their own hooks (DESIGN §6)."""
+
+    CLAUDE_CODE = "claude-code", "Claude Code"
+    CODEX = "codex", "Codex CLI"
+    GEMINI_CLI = "gemini-cli", "Gemini CLI"
+    CURSOR = "cursor", "Cursor"
+    COPILOT = "copilot", "GitHub Copilot"
+
+
+class RuntimeSession(models.Model):
+    """One session of another agent runtime that reached a Stop: the Stop rejections in a
+    row, which bound a Stop hook that always rejects (each hook call is its own request)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runtime_sessions")
+    runtime = models.CharField(max_length=16, choices=Runtime.choices)
+    session_id = models.CharField(max_length=200)
+    stop_rejection_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "session_id"], name="runtime_session_unique_per_agent"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}:{self.runtime}:{self.session_id}"

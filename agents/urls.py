@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from agents import views, views_hooktest
+from agents.runtime_hooks import portal as runtime_portal
 
 app_name = "agents"
 
@@ -32,6 +33,7 @@ urlpatterns = [
     path("<str:slug>/custom/<str:name>/export/", views.custom_agent_export, name="custom_export"),
     path("<str:slug>/custom/<str:name>/history/", views.history, name="custom_history"),
     path("<str:slug>/tokens/", views.agent_tokens, name="tokens"),
+    path("<str:slug>/connect/", runtime_portal.agent_connect, name="connect"),
     path("<str:slug>/tokens/<int:pk>/revoke/", views.agent_token_revoke, name="token_revoke"),
     path("<str:slug>/history/", views.history, name="history"),
     path("<str:slug>/history/<int:number>/", views.revision_detail, name="revision"),

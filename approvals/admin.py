@@ -1,25 +1,29 @@
 """Django admin: escalations are read-only records (cancel is the one action, via the service);
-reviewer scopes are written through the service so each change is audited."""
+reviewer scopes and Slack links are written through the services so each change is audited."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from approvals import services
-from approvals.models import Escalation, EscalationVote, ReviewerScope
+from approvals.models import Escalation, EscalationVote, ReviewerScope, SlackIdentity
 from console.actors import request_actor
 
 if TYPE_CHECKING:
     VoteInlineBase = admin.TabularInline[EscalationVote, Escalation]
     EscalationAdminBase = admin.ModelAdmin[Escalation]
     ScopeAdminBase = admin.ModelAdmin[ReviewerScope]
+    SlackAdminBase = admin.ModelAdmin[SlackIdentity]
+    SlackFormBase = forms.ModelForm[SlackIdentity]
 else:
     VoteInlineBase = admin.TabularInline
-    EscalationAdminBase = ScopeAdminBase = admin.ModelAdmin
+    EscalationAdminBase = ScopeAdminBase = SlackAdminBase = admin.ModelAdmin
+    SlackFormBase = forms.ModelForm
 
 
 class EscalationVoteInline(VoteInlineBase):
@@ -82,6 +86,41 @@ class ReviewerScopeAdmin(ScopeAdminBase):
     def delete_model(self, request: HttpRequest, obj: ReviewerScope) -> None:
         agents = [s.agent for s in ReviewerScope.objects.filter(user=obj.user) if s.pk != obj.pk]
         services.reviewer_scope_set(actor=request_actor(request), user=obj.user, agents=agents)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class SlackIdentityForm(SlackFormBase):
+    class Meta:
+        model = SlackIdentity
+        fields = ("user", "slack_user_id")
+
+    def clean_slack_user_id(self) -> str:
+        value = str(self.cleaned_data["slack_user_id"]).strip()
+        if not services.SLACK_MEMBER_ID.fullmatch(value):
+            raise forms.ValidationError("A Slack member ID looks like U012AB3CD (or W…).")
+        return value
+
+
+@admin.register(SlackIdentity)
+class SlackIdentityAdmin(SlackAdminBase):
+    form = SlackIdentityForm
+    list_display = ("user", "slack_user_id", "created_at")
+    search_fields = ("user__username", "slack_user_id")
+
+    def save_model(self, request: HttpRequest, obj: SlackIdentity, form: Any, change: bool) -> None:
+        saved = services.slack_identity_set(
+            actor=request_actor(request), user=obj.user, slack_user_id=obj.slack_user_id
+        )
+        obj.pk = saved.pk if saved else None
+
+    def delete_model(self, request: HttpRequest, obj: SlackIdentity) -> None:
+        services.slack_identity_set(actor=request_actor(request), user=obj.user, slack_user_id="")
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[SlackIdentity]) -> None:
+        for identity in queryset.select_related("user"):
+            self.delete_model(request, identity)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

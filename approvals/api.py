@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -65,8 +65,12 @@ def _decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         stamp, pk = raw.split("|", 1)
-        return datetime.fromisoformat(stamp), str(UUID(pk))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        at = datetime.fromisoformat(stamp)
+        if at.tzinfo is None:
+            raise ValueError("naive")
+        # A forged time whose UTC value leaves years 1-9999 cannot be queried: OverflowError.
+        return at.astimezone(UTC), str(UUID(pk))
+    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
         raise ApiError("Bad cursor.", fields={"/cursor": ["Not a cursor from this API."]}) from None
 
 
@@ -87,13 +91,14 @@ def _status_filter(qs: QuerySet[Escalation], wanted: str, now: datetime) -> Quer
 def _limit(raw: str | None) -> int:
     if raw is None:
         return LIST_LIMIT_DEFAULT
-    # ASCII digits only (str.isdigit() accepts "²", which int() refuses), and short enough
-    # that int() never meets its conversion limit.
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6) or not (
-        1 <= int(raw) <= LIST_LIMIT_MAX
-    ):
+    try:
+        # isdigit() also admits "²"; int() refuses that and 5000-digit strings.
+        value = int(raw) if raw.isascii() and raw.isdigit() else 0
+    except ValueError:
+        value = 0
+    if not 1 <= value <= LIST_LIMIT_MAX:
         raise ApiError("Bad limit.", fields={"/limit": [f"An integer 1-{LIST_LIMIT_MAX}."]})
-    return int(raw)
+    return value
 
 
 class _AgentPostsReviewerReads(BasePermission):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from approvals import api, longpoll
+from approvals import api, longpoll, slack_views
 
 urlpatterns = [
     path("v1/escalations", api.EscalationCollectionApi.as_view(), name="approvals-escalations"),
@@ -13,5 +13,10 @@ urlpatterns = [
         "v1/escalations/<str:pk>/decision",
         api.EscalationDecisionApi.as_view(),
         name="approvals-escalation-decision",
+    ),
+    path(
+        "v1/integrations/slack/interactions",
+        slack_views.slack_interactions,
+        name="approvals-slack-interactions",
     ),
 ]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Any
 
 from django import forms
 
 from approvals.models import EscalationStatus
-from approvals.selectors import HistoryFilters
+from approvals.selectors import HistoryFilters, day_span
 from console.parsers import DocumentRefused, ensure_storable, json_loads
 
 
@@ -20,6 +21,21 @@ class HistoryFilterForm(forms.Form):
     reviewer = forms.CharField(required=False, max_length=150)
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def clean_since(self) -> date | None:
+        return self._representable(self.cleaned_data.get("since"))
+
+    def clean_until(self) -> date | None:
+        return self._representable(self.cleaned_data.get("until"))
+
+    @staticmethod
+    def _representable(day: date | None) -> date | None:
+        if day is not None:
+            try:
+                day_span(day)
+            except OverflowError:
+                raise forms.ValidationError("Out of range: pick a day in years 1-9999.") from None
+        return day
 
     def filters(self) -> HistoryFilters:
         data = self.cleaned_data if self.is_valid() else {}

@@ -1,10 +1,14 @@
 """Server-rendered HTML frames for the htmx ws extension (each element swapped out of band).
 
 - re-sync: the whole pending list (`#pending-rows` innerHTML) and the nav counter;
-- created: the new row `afterbegin` into `#pending-rows`;
+- created: the new row `afterbegin` into `#pending-rows`, marked as just arrived (the page
+  sorts it into place, highlights it and may raise a browser notification);
 - updated: the row replaced (a vote that did not decide);
-- decided: the row deleted, everywhere.
+- decided: for whoever decided, the row deleted; for everyone else the row replaced by one
+  that says what happened ("Approved by alice"), which the page removes a few seconds later.
 Rows are rendered per reviewer: scope, and whether this reviewer already voted.
+The counter carries the expiry times of the soonest open rows, so a page stops counting a
+row the moment it expires, before the sweep marks it.
 
 The counter and the table parts travel as separate messages: the extension parses each
 message as one fragment, and table elements after an inline element would be dropped by
@@ -18,15 +22,15 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from approvals.selectors import escalations_visible_to, pending_count, pending_for, pending_row
+from approvals.models import Escalation
+from approvals.selectors import escalations_visible_to, pending_counter, pending_for, pending_row
 
 ROW_TEMPLATE = "approvals/inbox.html#row"
 
 
 def counter(user: Any) -> str:
-    count = pending_count(user)
     return render_to_string(
-        "approvals/frames.html#counter", {"count": count if count else ""}
+        "approvals/frames.html#counter", {"counter": pending_counter(user), "oob": True}
     ).strip()
 
 
@@ -51,12 +55,19 @@ def change(user: Any, view: str, escalation_id: str, kind: str) -> list[str]:
     the counter. Nothing for an escalation outside their scope."""
     inbox = view == "inbox"
     escalation = pending_row(user, escalation_id) if inbox and kind != "decided" else None
-    if escalation is None and not escalations_visible_to(user).filter(pk=escalation_id).exists():
-        return []
+    closed: Escalation | None = None
+    if escalation is None:
+        visible = escalations_visible_to(user).select_related("agent")
+        closed = visible.filter(pk=escalation_id).first()
+        if closed is None:
+            return []
     parts: list[str] = []
     if inbox:
         context = {**row_context(user), "escalation": escalation, "id": escalation_id}
-        if escalation is None:
+        if closed is not None and kind == "decided" and closed.decided_by_id != user.pk:
+            context["escalation"] = closed
+            parts.append(render_to_string("approvals/frames.html#departed", context))
+        elif escalation is None:
             parts.append(render_to_string("approvals/frames.html#removed", context))
         elif kind == "created":
             parts.append(render_to_string("approvals/frames.html#created", context))

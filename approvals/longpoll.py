@@ -150,22 +150,35 @@ async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
         escalation = await _released(get_escalation_for_agent)(principal.agent, pk)
     except Http404:
         return _error(404, "not_found", "No such escalation.")
-    deadline = time.monotonic() + wait
-    if _pending(escalation) and wait > 0:
-        layer, group = get_channel_layer(), escalation_group(escalation.pk)
-        channel = await _subscribe(layer, group) if layer is not None else None
-        try:
-            # Re-read after subscribing: a decision committed in between is not missed.
-            escalation = await _released(_reread)(escalation)
-            while _pending(escalation) and (remaining := deadline - time.monotonic()) > 0:
-                until_expiry = (escalation.expires_at - timezone.now()).total_seconds()
-                timeout = max(0.01, min(remaining, SAFETY_RECHECK_SECONDS, until_expiry + 0.01))
-                channel = await _wait_for_wakeup(layer, channel, timeout)
-                escalation = await _released(_reread)(escalation)
-        finally:
-            await _unsubscribe(layer, group, channel)
-        if not await _released(_token_active)(principal):
-            return _error(
-                401, "not_authenticated", "The token was revoked while this request waited."
-            )
+    escalation = await escalation_wait(escalation, wait)
+    if not await _released(_token_active)(principal):
+        return _error(401, "not_authenticated", "The token was revoked while this request waited.")
     return JsonResponse(status_answer(escalation))
+
+
+async def escalation_wait(escalation: Escalation, seconds: float) -> Escalation:
+    """The escalation once it leaves `pending` (a decision, or its expiry), or as it stands
+    after `seconds`. Holds no database connection while it waits. Also used by the
+    console's runtime adapters, which hold a Claude Code (…) hook request open this way."""
+    deadline = time.monotonic() + seconds
+    if not _pending(escalation) or seconds <= 0:
+        return escalation
+    layer, group = get_channel_layer(), escalation_group(escalation.pk)
+    channel = await _subscribe(layer, group) if layer is not None else None
+    try:
+        # Re-read after subscribing: a decision committed in between is not missed.
+        escalation = await _released(_reread)(escalation)
+        while _pending(escalation) and (remaining := deadline - time.monotonic()) > 0:
+            until_expiry = (escalation.expires_at - timezone.now()).total_seconds()
+            timeout = max(0.01, min(remaining, SAFETY_RECHECK_SECONDS, until_expiry + 0.01))
+            channel = await _wait_for_wakeup(layer, channel, timeout)
+            escalation = await _released(_reread)(escalation)
+    finally:
+        await _unsubscribe(layer, group, channel)
+    return escalation
+
+
+# Shared with other async agent endpoints (agents.runtime_hooks).
+released = _released
+agent_principal = _principal
+error_response = _error

@@ -41,6 +41,8 @@ class Escalation(models.Model):
     session_id = models.CharField(max_length=200, blank=True)
     turn = models.PositiveIntegerField(null=True, blank=True)
     framework = models.CharField(max_length=64, blank=True)
+    # Where an agent runtime (Claude Code, Codex, ...) was working when it asked.
+    cwd = models.CharField(max_length=1024, blank=True)
     revision = models.PositiveIntegerField(null=True, blank=True)
     verdict_reason = models.CharField(max_length=200, blank=True)
     approvals_required = models.PositiveSmallIntegerField(default=1)
@@ -134,3 +136,20 @@ class ReviewerScope(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} → {self.agent_id}"
+
+
+class SlackIdentity(models.Model):
+    """The Slack member a console reviewer is in the workspace, set by an admin: a click on a
+    Slack message's Approve/Reject button acts as this user (docs/slack.md)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="slack_identity"
+    )
+    slack_user_id = models.CharField(max_length=32, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user_id"]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} ↔ {self.slack_user_id}"

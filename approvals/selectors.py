@@ -7,15 +7,15 @@ agents by ReviewerScope rows) and admins (all). Agents see only their own, by id
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from uuid import UUID
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, TextChoices
 from django.http import Http404
 from django.utils import timezone
 
-from agents.models import Agent
+from agents.models import Agent, Hook
 from approvals.models import (
     Escalation,
     EscalationStatus,
@@ -23,6 +23,8 @@ from approvals.models import (
     ReviewerScope,
     VoteOutcome,
 )
+from console.governance.actions import GovernanceAction
+from console.governance.models import GovernanceEvent
 from console.roles import is_admin, is_reviewer
 
 
@@ -125,20 +127,68 @@ def _with_votes(qs: QuerySet[Escalation], user: Any) -> QuerySet[Escalation]:
     )
 
 
-def pending_for(user: Any, *, now: datetime | None = None) -> QuerySet[Escalation]:
-    """Open escalations `user` may decide, newest first, with vote counts."""
+class PendingOrder(TextChoices):
+    """How the inbox lists open escalations: soonest expiry first unless asked otherwise."""
+
+    EXPIRES = "expires", "Time left"
+    NEWEST = "newest", "Newest"
+
+
+_ORDERINGS: dict[str, tuple[str, ...]] = {
+    PendingOrder.EXPIRES: ("expires_at", "created_at", "id"),
+    PendingOrder.NEWEST: ("-created_at", "-id"),
+}
+
+
+def pending_for(
+    user: Any, *, now: datetime | None = None, order: str = PendingOrder.EXPIRES
+) -> QuerySet[Escalation]:
+    """Open escalations `user` may decide (not past expires_at), with vote counts; soonest
+    expiry first by default."""
     now = now or timezone.now()
     qs = escalations_visible_to(user).filter(status=EscalationStatus.PENDING, expires_at__gt=now)
-    return _with_votes(qs.select_related("agent"), user).order_by("-created_at", "-id")
+    ordering = _ORDERINGS.get(order, _ORDERINGS[PendingOrder.EXPIRES])
+    return _with_votes(qs.select_related("agent"), user).order_by(*ordering)
 
 
 def pending_count(user: Any, *, now: datetime | None = None) -> int:
-    """One COUNT query: the nav counter."""
+    """One COUNT query. Rows past expires_at never count, swept or not."""
     now = now or timezone.now()
     return (
         escalations_visible_to(user)
         .filter(status=EscalationStatus.PENDING, expires_at__gt=now)
         .count()
+    )
+
+
+COUNTER_EXPIRIES_MAX = 200
+
+
+@dataclass(frozen=True)
+class PendingCounter:
+    """The nav counter: how many are open now, and when the soonest of them expire, so the
+    page can stop counting a row the moment it expires (the sweep may run seconds later)."""
+
+    count: int
+    expiries: tuple[datetime, ...]
+    now: datetime
+
+
+def pending_counter(user: Any, *, now: datetime | None = None) -> PendingCounter:
+    """One query while at most COUNTER_EXPIRIES_MAX are open, two beyond."""
+    now = now or timezone.now()
+    open_rows = escalations_visible_to(user).filter(
+        status=EscalationStatus.PENDING, expires_at__gt=now
+    )
+    soonest = list(
+        open_rows.order_by("expires_at").values_list("expires_at", flat=True)[
+            : COUNTER_EXPIRIES_MAX + 1
+        ]
+    )
+    if len(soonest) <= COUNTER_EXPIRIES_MAX:
+        return PendingCounter(count=len(soonest), expiries=tuple(soonest), now=now)
+    return PendingCounter(
+        count=open_rows.count(), expiries=tuple(soonest[:COUNTER_EXPIRIES_MAX]), now=now
     )
 
 
@@ -155,8 +205,14 @@ class HistoryFilters:
     until: date | None = None
 
 
-def _day_start(day: date) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+def day_span(day: date) -> tuple[datetime, datetime]:
+    """[start, end) of a calendar day in the console's time zone, in UTC. OverflowError when
+    that is not representable (9999-12-31 ends in year 10000; 0001-01-01 east of UTC
+    starts in year 0): the History form refuses such a date."""
+    zone = timezone.get_current_timezone()
+    start = timezone.make_aware(datetime.combine(day, time.min), zone)
+    end = timezone.make_aware(datetime.combine(day + timedelta(days=1), time.min), zone)
+    return start.astimezone(UTC), end.astimezone(UTC)
 
 
 def history_for(user: Any, filters: HistoryFilters) -> QuerySet[Escalation]:
@@ -172,10 +228,63 @@ def history_for(user: Any, filters: HistoryFilters) -> QuerySet[Escalation]:
         )
         qs = qs.filter(Q(decided_by__username=filters.reviewer) | Q(Exists(voted)))
     if filters.since:
-        qs = qs.filter(created_at__gte=_day_start(filters.since))
+        qs = qs.filter(created_at__gte=day_span(filters.since)[0])
     if filters.until:
-        qs = qs.filter(created_at__lt=_day_start(filters.until) + timedelta(days=1))
+        qs = qs.filter(created_at__lt=day_span(filters.until)[1])
     return qs.order_by("-created_at", "-id")
+
+
+RECENT_ON_TOOL = 10
+# The escalation.created event is written in the escalation's own transaction, right after it.
+_CREATED_EVENT_WINDOW = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class EscalationDetail:
+    """What the detail page shows besides the escalation's own fields."""
+
+    votes: list[EscalationVote]
+    # The same agent's latest escalations of the same tool (this one excluded), newest first.
+    recent: list[Escalation]
+    # Keys of the approval hooks whose strictest settings made the rule, as recorded when the
+    # escalation was created; None when that event is not found (older rows).
+    rule_hooks: list[str] | None
+    # The hooks named above that still exist, by key (a deleted hook keeps only its key).
+    hooks: dict[str, Hook]
+
+
+def escalation_detail(user: Any, escalation: Escalation) -> EscalationDetail:
+    """Four queries, whatever the number of votes, hooks and earlier escalations."""
+    votes = list(escalation.votes.all())
+    recent = list(
+        escalations_visible_to(user)
+        .filter(
+            agent_id=escalation.agent_id,
+            tool_name=escalation.tool_name,
+            interception_point=escalation.interception_point,
+        )
+        .exclude(pk=escalation.pk)
+        .order_by("-created_at", "-id")[:RECENT_ON_TOOL]
+    )
+    created = (
+        GovernanceEvent.objects.filter(
+            at__gte=escalation.created_at,
+            at__lte=escalation.created_at + _CREATED_EVENT_WINDOW,
+            action=GovernanceAction.ESCALATION_CREATED,
+            object_type=Escalation.__name__,
+            object_id=str(escalation.pk),
+        )
+        .values_list("after", flat=True)
+        .first()
+    )
+    rule_hooks = None
+    if isinstance(created, dict) and isinstance(created.get("rule_hooks"), list):
+        rule_hooks = [str(key) for key in created["rule_hooks"]]
+    keys = {escalation.hook_key, *(rule_hooks or [])} - {""}
+    hooks = {
+        hook.key: hook for hook in Hook.objects.filter(key__in=keys).select_related("custom_agent")
+    }
+    return EscalationDetail(votes=votes, recent=recent, rule_hooks=rule_hooks, hooks=hooks)
 
 
 # --- for the audit pages (auditors read these beside the records) ---------------------------

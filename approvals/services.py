@@ -7,6 +7,7 @@ sent after commit. Decisions are claims: a conditional update on `status=pending
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +25,7 @@ from approvals.models import (
     EscalationStatus,
     EscalationVote,
     ReviewerScope,
+    SlackIdentity,
     VoteOutcome,
 )
 from approvals.notifications import schedule_webhook
@@ -48,6 +50,8 @@ DECIDED_ACTIONS: dict[str, GovernanceAction] = {
     EscalationStatus.APPROVED: GovernanceAction.ESCALATION_APPROVED,
     EscalationStatus.REJECTED: GovernanceAction.ESCALATION_REJECTED,
 }
+# A Slack member ID as the profile's "Copy member ID" gives it: U… (or W… on Enterprise Grid).
+SLACK_MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,31}")
 
 
 class DecisionConflict(Exception):
@@ -83,6 +87,7 @@ def _facts(request: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
         "session_id": str(meta.get("session_id") or session.get("id") or "")[:200],
         "turn": turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
         "framework": str(meta.get("framework") or agent_info.get("framework") or "")[:64],
+        "cwd": str(meta.get("cwd") or "")[:1024],
     }
 
 
@@ -433,3 +438,39 @@ def reviewer_scope_set(
         after={"agents": sorted(a.slug for a in agents)},
     )
     return scopes
+
+
+@transaction.atomic
+def slack_identity_set(
+    *, actor: Actor | None, user: User, slack_user_id: str
+) -> SlackIdentity | None:
+    """Link `user` to a Slack member ID (their Slack clicks then act as them); "" unlinks."""
+    if actor is not None and not is_admin(actor):
+        raise DecisionForbidden("Only admins may link Slack accounts.")
+    wanted = slack_user_id.strip()
+    at = pointer("slack_user_id")
+    if wanted and not SLACK_MEMBER_ID.fullmatch(wanted):
+        raise InvalidInput(
+            "Not a Slack member ID.", {at: ["A member ID looks like U012AB3CD (or W…)."]}
+        )
+    taken = SlackIdentity.objects.filter(slack_user_id=wanted).exclude(user=user).first()
+    if wanted and taken is not None:
+        raise InvalidInput(
+            "That Slack member is linked to someone else.",
+            {at: [f"Already linked to {taken.user}."]},
+        )
+    current = SlackIdentity.objects.filter(user=user).first()
+    before = current.slack_user_id if current else ""
+    if before == wanted:
+        return current
+    SlackIdentity.objects.filter(user=user).delete()
+    identity = SlackIdentity.objects.create(user=user, slack_user_id=wanted) if wanted else None
+    governance_event_record(
+        actor=actor,
+        action=GovernanceAction.REVIEWER_SLACK_SET,
+        summary=f"Slack member of {user.username}: {wanted or 'none'}",
+        target=user,
+        before={"slack_user_id": before or None},
+        after={"slack_user_id": wanted or None},
+    )
+    return identity

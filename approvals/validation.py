@@ -23,10 +23,11 @@ from referencing.exceptions import Unresolvable
 SCHEMA_DIR = Path(agent_hooks.__file__).parent / "schema"
 META_KEYS = (
     "custom_agent", "hook", "tool_name", "session_id", "turn", "transcript", "tool_schema",
-    "framework", "revision",
+    "framework", "revision", "cwd",
 )  # fmt: skip
 META_TEXT_LIMITS = {
     "custom_agent": 64, "hook": 32, "tool_name": 200, "session_id": 200, "framework": 64,
+    "cwd": 1024,
 }  # fmt: skip
 TRANSCRIPT_MAX_BYTES = 16 * 1024
 TOOL_SCHEMA_MAX_BYTES = 64 * 1024

@@ -1,7 +1,11 @@
-"""Reviewer pages: the live inbox (/approvals/), decisions from it, bulk decisions, history.
+"""Reviewer pages: the live inbox (/approvals/), decisions from it, bulk decisions, history,
+one escalation's detail page (/approvals/<id>/), and the page a signed decision link
+opens (approvals/links.py).
 
 Decisions call the same service as the API. htmx requests get the re-rendered row (or
 nothing, which removes it) plus an out-of-band flash; plain form posts redirect back.
+A bulk decision posted without the page's script is first shown back for confirmation
+(how many, which tools); with the script, its undo bar said so before the request left.
 """
 
 from __future__ import annotations
@@ -18,12 +22,18 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from approvals import services
 from approvals.forms import HistoryFilterForm, parse_args_text
+from approvals.links import escalation_id_from_token
+from approvals.models import Escalation, VoteOutcome
+from approvals.presenters import arguments_diff, transcript_view
 from approvals.selectors import (
+    PendingOrder,
     agents_decidable_by,
+    effective_status,
+    escalation_detail,
     get_escalation_for_user,
     history_for,
     pending_count,
@@ -32,7 +42,7 @@ from approvals.selectors import (
 )
 from approvals.validation import InvalidInput
 from console.actors import request_actor
-from console.roles import is_reviewer
+from console.roles import is_admin, is_auditor, is_reviewer
 
 HISTORY_PAGE_SIZE = 50
 BULK_MAX = 200
@@ -48,12 +58,46 @@ def _require_reviewer(request: HttpRequest) -> None:
 @require_GET
 def inbox(request: HttpRequest) -> HttpResponse:
     _require_reviewer(request)
-    escalations = list(pending_for(request.user))
-    return render(
-        request,
-        "approvals/inbox.html",
-        {"escalations": escalations, "pending_total": len(escalations), "tab": "pending"},
+    order = request.GET.get("sort", "")
+    order = order if order in PendingOrder.values else PendingOrder.EXPIRES.value
+    escalations = list(pending_for(request.user, order=order))
+    context = {
+        "escalations": escalations,
+        "pending_total": len(escalations),
+        "tab": "pending",
+        "order": order,
+        "orders": PendingOrder.choices,
+    }
+    return render(request, "approvals/inbox.html", context)
+
+
+@never_cache
+@login_required
+@require_GET
+def detail(request: HttpRequest, pk: UUID) -> HttpResponse:
+    _require_reviewer(request)
+    escalation = get_escalation_for_user(request.user, pk)
+    facts = escalation_detail(request.user, escalation)
+    diff, more = (
+        arguments_diff(escalation.arguments, escalation.approved_arguments)
+        if escalation.arguments_edited
+        else ([], 0)
     )
+    context = {
+        "escalation": escalation,
+        "facts": facts,
+        "status": effective_status(escalation),
+        "my_vote": next((v for v in facts.votes if v.reviewer_id == request.user.pk), None),
+        "approvals": sum(1 for v in facts.votes if v.outcome == VoteOutcome.APPROVE),
+        "diff": diff,
+        "diff_more": more,
+        "transcript": transcript_view(escalation.transcript),
+        "hook": facts.hooks.get(escalation.hook_key),
+        "rule_hooks": [(key, facts.hooks.get(key)) for key in facts.rule_hooks or []],
+        "can_audit": is_auditor(request.user),
+        "can_admin": is_admin(request.user),
+    }
+    return render(request, "approvals/detail.html", context)
 
 
 @never_cache
@@ -62,21 +106,23 @@ def inbox(request: HttpRequest) -> HttpResponse:
 def history(request: HttpRequest) -> HttpResponse:
     _require_reviewer(request)
     form = HistoryFilterForm(request.GET or None)
-    filters = form.filters() if request.GET else HistoryFilterForm().filters()
-    page = Paginator(history_for(request.user, filters), HISTORY_PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    # A filter the form refuses (e.g. a day at the end of the calendar) lists nothing.
+    invalid = form.is_bound and not form.is_valid()
+    rows = history_for(request.user, form.filters())
+    if invalid:
+        rows = rows.none()
+    page = Paginator(rows, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
-        "form": form if request.GET else HistoryFilterForm(),
+        "form": form,
         "page": page,
         "query": query.urlencode(),
         "agents": agents_decidable_by(request.user).values_list("slug", flat=True),
         "tab": "history",
         "pending_total": pending_count(request.user),
     }
-    return render(request, "approvals/history.html", context)
+    return render(request, "approvals/history.html", context, status=400 if invalid else 200)
 
 
 def _flash(level: str, text: str) -> str:
@@ -94,6 +140,9 @@ def _row_or_nothing(request: HttpRequest, pk: UUID, extra: dict[str, Any]) -> st
 def _answer(request: HttpRequest, pk: UUID, level: str, text: str, **extra: Any) -> HttpResponse:
     if not request.htmx:  # type: ignore[attr-defined]
         getattr(messages, level)(request, text)
+        # A fixed choice, never a URL: the detail page's forms come back to it.
+        if request.POST.get("return_to") == "detail":
+            return redirect("approvals:detail", pk=pk)
         return redirect("approvals:inbox")
     return HttpResponse(_row_or_nothing(request, pk, extra) + _flash(level, text))
 
@@ -144,10 +193,14 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
     reason = request.POST.get("reason", "").strip()
     ids = request.POST.getlist("ids")[:BULK_MAX]
     done, refused = 0, []
-    if outcome == "reject" and not reason:
+    if outcome not in VoteOutcome.values:
+        refused.append("Choose approve or reject.")
+    elif outcome == VoteOutcome.REJECT and not reason:
         refused.append("Rejecting needs a reason.")
     elif not ids:
         refused.append("Select at least one escalation.")
+    elif not request.htmx and request.POST.get("confirmed") != "1":  # type: ignore[attr-defined]
+        return _bulk_confirmation(request, outcome, reason, ids)
     else:
         for raw in ids:
             try:
@@ -175,3 +228,75 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         request=request,
     )
     return HttpResponse(rows + _flash(level, text))
+
+
+def _link_context(user: Any, escalation: Escalation) -> dict[str, Any]:
+    votes = list(escalation.votes.all())
+    return {
+        "escalation": escalation,
+        "status": effective_status(escalation),
+        "votes": votes,
+        "my_vote": next((v.outcome for v in votes if v.reviewer_id == user.pk), None),
+        "approvals": sum(1 for v in votes if v.outcome == VoteOutcome.APPROVE),
+        "pending_total": pending_count(user),
+    }
+
+
+def _decide_from_link(request: HttpRequest, escalation: Escalation) -> None:
+    outcome = request.POST.get("outcome", "")
+    try:
+        result = services.escalation_decide(
+            escalation=escalation,
+            actor=request_actor(request),
+            outcome=outcome,
+            reason=request.POST.get("reason", ""),
+        )
+    except InvalidInput as exc:
+        messages.error(request, " ".join(m for msgs in exc.fields.values() for m in msgs))
+    except services.DecisionConflict as exc:
+        messages.error(request, f"Nothing decided: {exc}")
+    except services.DecisionForbidden as exc:
+        raise PermissionDenied(str(exc)) from None
+    else:
+        done = result.escalation
+        text = done.status if result.final else "your approval counted"
+        messages.success(request, f"{done.tool_name or done.interception_point}: {text}.")
+
+
+@never_cache  # shows tool arguments
+@login_required
+@require_http_methods(["GET", "POST"])
+def decision_link(request: HttpRequest, token: str) -> HttpResponse:
+    """A signed link from a webhook: the call and Approve/Reject for a reviewer of its agent;
+    once decided, the decision. POST decides, then redirects back here."""
+    _require_reviewer(request)
+    pk = escalation_id_from_token(token)
+    if pk is None:
+        return render(request, "approvals/link.html", {"invalid": True}, status=404)
+    escalation = get_escalation_for_user(request.user, pk, write=True)
+    if request.method == "POST":
+        _decide_from_link(request, escalation)
+        return redirect("approvals:link", token=token)
+    return render(request, "approvals/link.html", _link_context(request.user, escalation))
+
+
+def _bulk_confirmation(
+    request: HttpRequest, outcome: str, reason: str, ids: list[str]
+) -> HttpResponse:
+    """Without the page's script nothing stated the selection yet: show it, act on a second
+    post. Only the rows this reviewer may still decide are carried over."""
+    wanted = []
+    for raw in ids:
+        try:
+            wanted.append(UUID(raw))
+        except ValueError:
+            continue
+    escalations = list(pending_for(request.user).filter(pk__in=wanted))
+    context = {
+        "escalations": escalations,
+        "outcome": outcome,
+        "reason": reason,
+        "dropped": len(ids) - len(escalations),
+        "tab": "pending",
+    }
+    return render(request, "approvals/bulk_confirm.html", context)

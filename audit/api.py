@@ -4,19 +4,23 @@ POST /api/v1/records          agent token → 202 {"accepted", "duplicates"}
 POST /api/v1/records/dead-letters  agent token → 202 {"accepted", "duplicates"}
 GET  /api/v1/records          auditor/admin → {"results": [...], "next": url|null}
 GET  /api/v1/records/export   auditor/admin → streamed CSV or JSON Lines
+GET  /api/v1/records/export/{id}/manifest  auditor/admin → rows, bytes, SHA-256 of that export
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 from urllib.parse import urlencode
+from uuid import UUID
 
 import orjson
 import psycopg
+from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpResponseBase, StreamingHttpResponse
-from django.utils import timezone
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -33,6 +37,7 @@ from audit.openapi import (
     DEAD_LETTER_REPORTS,
     RECORD_BATCH,
     RECORDS_EXAMPLE,
+    ExportManifestSerializer,
     IngestAnswerSerializer,
     RecordPageSerializer,
 )
@@ -42,6 +47,7 @@ from audit.selectors import (
     clean_filters,
     describe_filters,
     parse_limit,
+    record_export_for_user,
     records_filter,
     records_page,
 )
@@ -203,6 +209,24 @@ class RecordDeadLettersApi(_RecordsView):
         )
 
 
+def _export_content(
+    request: Request, qs: Any, fmt: str, statement: str | None, export_id: UUID
+) -> Any:
+    """The body iterator: COPY `statement` (async under ASGI, sync under WSGI) or, without
+    one (not PostgreSQL), the portable path. Each records the manifest when it ends."""
+
+    def finish(manifest: export.Manifest) -> None:
+        services.records_export_complete(
+            export_id=export_id, rows=manifest.rows, size=manifest.size, sha256=manifest.sha256
+        )
+
+    if statement is None:
+        return export.stream_python(qs, fmt, finish)
+    if isinstance(request._request, ASGIRequest):
+        return export.astream_copy(statement, fmt, sync_to_async(finish))
+    return export.stream_copy(statement, fmt, finish)
+
+
 class RecordsExportApi(_RecordsView):
     permission_classes = [IsAuditor]
 
@@ -213,6 +237,12 @@ class RecordsExportApi(_RecordsView):
             (200, "application/x-ndjson"): OpenApiTypes.STR,
             **errors(400, 503),
         },
+        description=(
+            "RFC 4180 CSV (header line, then one record per CRLF row) or JSON Lines (one "
+            "record per line). Headers: X-Export-Id, X-Export-Filter (the filter as a query "
+            "string), X-Export-Generated-At, X-Export-Manifest (URL of the manifest: rows, "
+            "bytes and SHA-256 of exactly this body, to detect a truncated download)."
+        ),
     )
     def get(self, request: Request) -> HttpResponseBase:
         fmt = request.query_params.get("format") or "csv"
@@ -221,22 +251,48 @@ class RecordsExportApi(_RecordsView):
             raise ApiError(f"Bad filter 'format': {message}", fields={"/format": [message]})
         qs = _filtered(request, ("format",))
         filters = clean_filters(request.query_params)
-        described = describe_filters(request.query_params)
-        services.records_export_record(
-            actor=request_actor(request), filters=filters, fmt=fmt, summary=described
+        # Compiled before anything is written or sent: a bad value fails here, not mid-stream.
+        statement = export.copy_statement(qs, fmt) if connection.vendor == "postgresql" else None
+        record = services.records_export_record(
+            actor=request_actor(request),
+            filters=filters,
+            fmt=fmt,
+            summary=describe_filters(filters),
         )
-        now = timezone.now()
-        header = export.header_line(fmt, filters=filters, described=described, at=now)
-        content: Any
-        if connection.vendor != "postgresql":
-            content = export.stream_python(qs, fmt, header)
-        elif isinstance(request._request, ASGIRequest):
-            content = export.astream_copy(export.copy_statement_for_async(qs, fmt), fmt, header)
-        else:
-            content = export.stream_copy(qs, fmt, header)
-        media = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"
-        response = StreamingHttpResponse(content, content_type=media)
+        content = _export_content(request, qs, fmt, statement, record.pk)
+        response = StreamingHttpResponse(content, content_type=export.MEDIA_TYPES[fmt])
+        at = record.generated_at.astimezone(dt.UTC)
+        manifest = request.build_absolute_uri(
+            reverse("api-records-export-manifest", args=[record.pk])
+        )
         response["Content-Disposition"] = (
-            f'attachment; filename="records-{now:%Y%m%dT%H%M%SZ}.{fmt}"'
+            f'attachment; filename="records-{at:%Y%m%dT%H%M%SZ}.{fmt}"'
         )
+        response["X-Export-Id"] = str(record.pk)
+        response["X-Export-Filter"] = urlencode(filters)
+        response["X-Export-Generated-At"] = export.iso(at)
+        response["X-Export-Manifest"] = manifest
+        response["Link"] = f'<{manifest}>; rel="describedby"'
         return response
+
+
+class RecordsExportManifestApi(_RecordsView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(responses={200: ExportManifestSerializer, **errors(404, 503)})
+    def get(self, request: Request, export_id: UUID) -> Response:
+        record = record_export_for_user(request.user, export_id)
+        complete = record.completed_at is not None
+        return Response(
+            {
+                "id": str(record.pk),
+                "format": record.format,
+                "filter": record.filter,
+                "generated_at": export.iso(record.generated_at),
+                "complete": complete,
+                "completed_at": export.iso(record.completed_at),
+                "rows": record.rows,
+                "bytes": record.size,
+                "sha256": record.sha256 or None,
+            }
+        )

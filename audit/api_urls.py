@@ -10,4 +10,9 @@ urlpatterns = [
         api.RecordDeadLettersApi.as_view(),
         name="api-records-dead-letters",
     ),
+    path(
+        "v1/records/export/<uuid:export_id>/manifest",
+        api.RecordsExportManifestApi.as_view(),
+        name="api-records-export-manifest",
+    ),
 ]

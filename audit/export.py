@@ -7,29 +7,45 @@ Python or in the database. Under ASGI the stream uses its own async psycopg conn
 (Django would otherwise buffer a sync iterator whole); under WSGI it uses Django's
 connection. Elsewhere (SQLite) rows are fetched in keyset chunks and formatted in Python.
 
+The files are standard: CSV per RFC 4180 (the column header, then one record per row,
+CRLF line ends, a field quoted when it holds a comma, quote, CR or LF) and JSON Lines
+(one object of the same shape per line). Nothing else is in the body: the filter and the
+generation time travel in response headers (audit.api), and the manifest (rows, size,
+SHA-256 of exactly the bytes sent) is handed to `finish` before the last piece leaves,
+for the manifest endpoint. In CSV a text cell that starts with `=`, `+`, `-`, `@`, tab
+or CR gets a leading `'`, so a spreadsheet shows it instead of running it as a formula
+(OWASP CSV injection); so does one that starts with `'`, which makes the rule reversible
+(drop one leading `'`). Every other cell is written unchanged; JSON Lines is raw.
+
 Every row carries the tamper-evidence fields chain_seq, chain_prev and chain_hash
 (empty until the record is sealed) next to every hashed field, so the chain can be
-re-checked from the file alone (see audit.chain). The first line names the filter and
-the export time.
+re-checked from the file alone (see audit.chain; `record`, a JSON object, is never
+prefixed).
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import json
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, overload
 
 import psycopg
 from django.db import connection
 from django.db.models import CharField, F, Func, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast
 
-from audit.models import InterceptionRecord
+from audit.models import ExportFormat, InterceptionRecord
 
-FORMATS = ("csv", "jsonl")
+FORMATS: tuple[str, ...] = tuple(ExportFormat.values)
+MEDIA_TYPES: dict[str, str] = {
+    ExportFormat.CSV: "text/csv; charset=utf-8; header=present",
+    ExportFormat.JSONL: "application/x-ndjson",
+}
 CHUNK_BYTES = 256 * 1024
 ROWS_PER_FETCH = 2000
 
@@ -61,6 +77,22 @@ COLUMNS: tuple[str, ...] = (
     "chain_hash",
     "record",
 )
+# The CSV cells a spreadsheet could run as a formula: every text column. The others are
+# integers, our UTC timestamps, true/false or JSON documents (`[…]`, `{…}`).
+_NOT_TEXT = {
+    "id",
+    "timestamp",
+    "received_at",
+    "sequence",
+    "decided_by",
+    "fold_truncated",
+    "hook_ids",
+    "chain_seq",
+    "record",
+}
+TEXT_COLUMNS: tuple[str, ...] = tuple(name for name in COLUMNS if name not in _NOT_TEXT)
+# A leading `'` is prefixed too, so the rule reverses exactly: drop one leading `'`.
+PREFIXED_STARTS = "=+-@\t\r'"
 # Model lookups behind each column (for the Python path and the COPY path alike).
 _SOURCES: dict[str, str] = {
     "agent": "agent__slug",
@@ -71,6 +103,12 @@ _SOURCES: dict[str, str] = {
 }
 
 
+@overload
+def iso(value: dt.datetime) -> str: ...
+@overload
+def iso(value: None) -> None: ...
+@overload
+def iso(value: dt.datetime | None) -> str | None: ...
 def iso(value: dt.datetime | None) -> str | None:
     """The one timestamp format of the API and exports: UTC, microseconds, `Z`."""
     if value is None:
@@ -111,8 +149,15 @@ def record_as_dict(record: InterceptionRecord) -> dict[str, Any]:
     }
 
 
+def formula_safe(value: str) -> str:
+    """A CSV text cell as a spreadsheet may open it: `'` before a leading =, +, -, @,
+    tab or CR (OWASP CSV injection guidance) or `'`; any other value unchanged."""
+    return "'" + value if value and value[0] in PREFIXED_STARTS else value
+
+
 def csv_cells(item: dict[str, Any]) -> list[Any]:
-    """One CSV row from a `record_as_dict` item: JSON for lists/objects, true/false."""
+    """One CSV row from a `record_as_dict` item: JSON for lists/objects, true/false, and
+    formula-safe text cells."""
     cells: list[Any] = []
     for name in COLUMNS:
         value = item[name]
@@ -120,23 +165,48 @@ def csv_cells(item: dict[str, Any]) -> list[Any]:
             value = "true" if value else "false"
         elif isinstance(value, list | dict):
             value = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, str) and name in TEXT_COLUMNS:
+            value = formula_safe(value)
         cells.append(value)
     return cells
 
 
-def header_line(fmt: str, *, filters: dict[str, str], described: str, at: dt.datetime) -> bytes:
-    if fmt == "csv":
-        first = f"# console records export; filter: {described}; exported_at: {iso(at)}\n"
-        buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerow(COLUMNS)
-        return (first + buffer.getvalue()).encode()
-    meta = {"export": {"filter": filters, "described": described, "exported_at": iso(at)}}
-    return (json.dumps(meta) + "\n").encode()
+def _csv_writer(buffer: io.StringIO) -> Any:
+    return csv.writer(buffer, lineterminator="\r\n")
+
+
+def header_bytes(fmt: str) -> bytes:
+    """What precedes the rows: the CSV column header line; nothing for JSON Lines."""
+    if fmt != ExportFormat.CSV:
+        return b""
+    buffer = io.StringIO()
+    _csv_writer(buffer).writerow(COLUMNS)
+    return buffer.getvalue().encode()
 
 
 class _UtcIso(Func):
     template = "to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
     output_field = CharField()
+
+
+class _FormulaSafe(Func):
+    """`formula_safe` in SQL: ascii() of the first character is one of = + - @ tab CR '."""
+
+    output_field = TextField()
+
+    def as_sql(
+        self,
+        compiler: Any,
+        connection: Any,
+        function: str | None = None,
+        template: str | None = None,
+        arg_joiner: str | None = None,
+        **extra_context: Any,
+    ) -> tuple[str, tuple[Any, ...]]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        quote = "''''"  # the SQL literal of one single quote
+        case = f"CASE WHEN ascii({sql}) IN (61, 43, 45, 64, 9, 13, 39) THEN {quote} || {sql}"
+        return f"{case} ELSE {sql} END", (*params, *params, *params)
 
 
 def _copy_select(qs: QuerySet[InterceptionRecord], fmt: str) -> tuple[str, list[Any]]:
@@ -152,6 +222,8 @@ def _copy_select(qs: QuerySet[InterceptionRecord], fmt: str) -> tuple[str, list[
             exprs[name] = Func(F(source), function="to_json", output_field=text)
         elif fmt == "csv" and name == "fold_truncated":
             exprs[name] = Cast(F(source), output_field=text)
+        elif fmt == "csv" and name in TEXT_COLUMNS:
+            exprs[name] = _FormulaSafe(F(source))
         else:
             exprs[name] = F(source)
     if fmt == "jsonl":
@@ -167,7 +239,12 @@ def _copy_select(qs: QuerySet[InterceptionRecord], fmt: str) -> tuple[str, list[
     return sql, list(params)
 
 
-def _copy_statement(qs: QuerySet[InterceptionRecord], fmt: str, raw_conn: Any) -> str:
+def copy_statement(qs: QuerySet[InterceptionRecord], fmt: str, raw_conn: Any = None) -> str:
+    """The `COPY … TO STDOUT` of an export, compiled now (a bad filter fails before any
+    byte is sent). `raw_conn` (a psycopg connection) quotes the values; Django's if None."""
+    if raw_conn is None:
+        connection.ensure_connection()
+        raw_conn = connection.connection
     sql, params = _copy_select(qs, fmt)
     # COPY takes no bind parameters: psycopg quotes the values into the text.
     select = psycopg.ClientCursor(raw_conn).mogrify(sql, params)
@@ -178,51 +255,88 @@ def _copy_statement(qs: QuerySet[InterceptionRecord], fmt: str, raw_conn: Any) -
     return f"COPY ({select}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02')"
 
 
-def trailer_line(fmt: str, rows: int) -> bytes:
-    """Last line: the row count, so a truncated download is detectable."""
-    if fmt == "csv":
-        return f"# end of export: {rows} rows\n".encode()
-    return (json.dumps({"export_end": {"rows": rows}}) + "\n").encode()
+@dataclass(frozen=True)
+class Manifest:
+    """What a complete download holds: `rows` records in `size` bytes hashing to `sha256`."""
+
+    rows: int
+    size: int
+    sha256: str
 
 
-class _Chunker:
-    """Gathers COPY's small blocks into CHUNK_BYTES pieces (sync and async streams alike)."""
+class _Pieces:
+    """The bytes of one export on their way out: gathered into CHUNK_BYTES pieces (sync
+    and async streams alike), counted and hashed exactly as sent.
 
-    def __init__(self) -> None:
-        self.buffer = bytearray()
+    COPY ends each CSV row with LF; RFC 4180 ends rows with CRLF. PostgreSQL sends
+    exactly one row per CopyData message ("always one per row", protocol docs), so a
+    piece of `lines` whole rows holds `lines` row-ending LFs: when it holds no other LF
+    one `replace` makes them CRLF (the fast path); when a quoted field holds a line
+    break, only the LFs outside quotes become CRLF, so values stay unchanged."""
+
+    def __init__(self, header: bytes, *, copy_rows: bool) -> None:
+        self.copy_rows = copy_rows
+        self.buffer = bytearray(header.replace(b"\r\n", b"\n") if copy_rows else header)
+        self.lines = 1 if copy_rows and header else 0  # LF-ended lines in the buffer
+        self.digest = hashlib.sha256()
+        self.size = 0
 
     def add(self, block: bytes | bytearray | memoryview) -> bytes | None:
+        """A piece to send, or None. The newest block always stays behind, so the last
+        piece (sent after `finish`) is never empty when there was a row."""
+        piece = self._take() if len(self.buffer) >= CHUNK_BYTES else None
         self.buffer += block
-        if len(self.buffer) < CHUNK_BYTES:
-            return None
-        piece = bytes(self.buffer)
-        self.buffer.clear()
+        self.lines += 1
         return piece
 
-    def rest(self) -> bytes | None:
-        return bytes(self.buffer) if self.buffer else None
+    def last(self, rows: int) -> tuple[bytes, Manifest]:
+        """The remaining bytes, and the manifest of the whole export (them included)."""
+        piece = self._take()
+        return piece, Manifest(rows=rows, size=self.size, sha256=self.digest.hexdigest())
+
+    def _take(self) -> bytes:
+        piece = bytes(self.buffer)
+        self.buffer.clear()
+        if self.copy_rows:
+            piece = _crlf_rows(piece, self.lines)
+            self.lines = 0
+        self.digest.update(piece)
+        self.size += len(piece)
+        return piece
 
 
-def _chunked(blocks: Iterator[bytes]) -> Iterator[bytes]:
-    chunker = _Chunker()
-    for block in blocks:
-        if (piece := chunker.add(block)) is not None:
-            yield piece
-    if (rest := chunker.rest()) is not None:
-        yield rest
+def _crlf_rows(rows: bytes, lines: int) -> bytes:
+    """`lines` whole LF-ended CSV lines with CRLF row ends; LFs inside quotes kept."""
+    converted = rows.replace(b"\n", b"\r\n")
+    if len(converted) - len(rows) == lines:
+        return converted
+    out = bytearray()
+    quoted = False
+    parts = rows.split(b"\n")
+    for index, part in enumerate(parts):
+        out += part
+        if part.count(b'"') % 2:
+            quoted = not quoted
+        if index < len(parts) - 1:
+            out += b"\n" if quoted else b"\r\n"
+    return bytes(out)
 
 
-def stream_copy(qs: QuerySet[InterceptionRecord], fmt: str, header: bytes) -> Iterator[bytes]:
-    """Sync stream through Django's own connection (WSGI, tests, management commands)."""
-    yield header
+def stream_copy(statement: str, fmt: str, finish: Callable[[Manifest], None]) -> Iterator[bytes]:
+    """Sync stream through Django's own connection (WSGI, tests, management commands).
+    `finish(manifest)` runs once every byte is produced, before the last piece is sent."""
+    pieces = _Pieces(header_bytes(fmt), copy_rows=fmt == ExportFormat.CSV)
     connection.ensure_connection()
-    raw_conn = connection.connection
-    statement = _copy_statement(qs, fmt, raw_conn)
-    with raw_conn.cursor() as cursor:
+    with connection.connection.cursor() as cursor:
         with cursor.copy(statement) as copy:
-            yield from _chunked(bytes(block) for block in copy)
+            for block in copy:
+                if (piece := pieces.add(block)) is not None:
+                    yield piece
         rows = cursor.rowcount
-    yield trailer_line(fmt, rows)
+    last, manifest = pieces.last(rows)
+    finish(manifest)
+    if last:
+        yield last
 
 
 def _conninfo() -> dict[str, Any]:
@@ -237,30 +351,29 @@ def _conninfo() -> dict[str, Any]:
     return {key: value for key, value in info.items() if value is not None}
 
 
-async def astream_copy(statement: str, fmt: str, header: bytes) -> AsyncIterator[bytes]:
+async def astream_copy(
+    statement: str, fmt: str, finish: Callable[[Manifest], Awaitable[None]]
+) -> AsyncIterator[bytes]:
     """Async stream on a dedicated connection (ASGI): nothing is buffered in Django."""
-    yield header
+    pieces = _Pieces(header_bytes(fmt), copy_rows=fmt == ExportFormat.CSV)
     async with await psycopg.AsyncConnection.connect(**_conninfo(), autocommit=True) as conn:
         async with conn.cursor() as cursor:
             async with cursor.copy(statement) as copy:
-                chunker = _Chunker()
                 async for block in copy:
-                    if (piece := chunker.add(block)) is not None:
+                    if (piece := pieces.add(block)) is not None:
                         yield piece
-                if (rest := chunker.rest()) is not None:
-                    yield rest
             rows = cursor.rowcount
-    yield trailer_line(fmt, rows)
+    last, manifest = pieces.last(rows)
+    await finish(manifest)
+    if last:
+        yield last
 
 
-def copy_statement_for_async(qs: QuerySet[InterceptionRecord], fmt: str) -> str:
-    connection.ensure_connection()
-    return _copy_statement(qs, fmt, connection.connection)
-
-
-def stream_python(qs: QuerySet[InterceptionRecord], fmt: str, header: bytes) -> Iterator[bytes]:
+def stream_python(
+    qs: QuerySet[InterceptionRecord], fmt: str, finish: Callable[[Manifest], None]
+) -> Iterator[bytes]:
     """Portable stream: keyset chunks of ROWS_PER_FETCH rows, formatted here."""
-    yield header
+    pieces = _Pieces(header_bytes(fmt), copy_rows=False)
     base = qs.select_related("agent", "seal").order_by("timestamp", "id")
     last: tuple[dt.datetime, int] | None = None
     count = 0
@@ -270,16 +383,20 @@ def stream_python(qs: QuerySet[InterceptionRecord], fmt: str, header: bytes) -> 
             page = base.filter(Q(timestamp__gt=last[0]) | Q(timestamp=last[0], id__gt=last[1]))
         rows = list(page.order_by("timestamp", "id")[:ROWS_PER_FETCH])
         if not rows:
-            yield trailer_line(fmt, count)
-            return
+            break
         count += len(rows)
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
+        writer = _csv_writer(buffer)
         for record in rows:
             item = record_as_dict(record)
-            if fmt == "csv":
+            if fmt == ExportFormat.CSV:
                 writer.writerow(csv_cells(item))
             else:
                 buffer.write(json.dumps(item, ensure_ascii=False) + "\n")
-        yield buffer.getvalue().encode()
+        if (piece := pieces.add(buffer.getvalue().encode())) is not None:
+            yield piece
         last = (rows[-1].timestamp, rows[-1].pk)
+    rest, manifest = pieces.last(count)
+    finish(manifest)
+    if rest:
+        yield rest

@@ -4,15 +4,17 @@
 searched facts as columns and the whole wire in `raw`. Rows are append-only: the
 tamper-evidence chain lives beside them in `RecordSeal` (one per sealed record, per-agent
 `chain_seq`), `ChainHead` is the per-agent tip and purge checkpoint, and
-`RecordSealPending` is the queue of ingested-but-unsealed batches. See
-docs/audit-storage.md for the layout, indexes and how it scales.
+`RecordSealPending` is the queue of ingested-but-unsealed batches; `RecordExport` is one
+export and the manifest of the bytes it sent. See docs/audit-storage.md for the layout, indexes and how it scales.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Lookup
@@ -261,3 +263,34 @@ class DeadLetterReport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id}: {self.records} refused ({self.status})"
+
+
+class ExportFormat(models.TextChoices):
+    CSV = "csv", "CSV"
+    JSONL = "jsonl", "JSON Lines"
+
+
+class RecordExport(models.Model):
+    """One export of records: who asked for which filter when, and, once the stream has
+    produced its last byte, the manifest of exactly the bytes sent (rows, size, SHA-256),
+    so that a downloaded file can be checked for truncation (audit.export)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    actor_label = models.CharField(max_length=150)
+    format = models.CharField(max_length=8, choices=ExportFormat.choices)
+    filter = models.JSONField(default=dict)
+    generated_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+    rows = models.BigIntegerField(null=True, blank=True)
+    size = models.BigIntegerField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.format}) by {self.actor_label}"

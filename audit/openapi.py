@@ -11,7 +11,7 @@ from rest_framework import serializers
 from agents.models import Mode
 from audit.dead_letters import ERROR_MAX, MAX_REPORTS
 from audit.ingest import MAX_BATCH, META_KEYS
-from audit.models import Decision, InterceptionPoint, Outcome
+from audit.models import Decision, ExportFormat, InterceptionPoint, Outcome
 
 
 @extend_schema_field(
@@ -104,6 +104,22 @@ class RecordSerializer(serializers.Serializer[Any]):
 class RecordPageSerializer(serializers.Serializer[Any]):
     results = RecordSerializer(many=True)
     next = serializers.URLField(allow_null=True, help_text="The next page, or null.")
+
+
+class ExportManifestSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    format = serializers.ChoiceField(choices=ExportFormat.choices)
+    filter = serializers.DictField(child=serializers.CharField())
+    generated_at = serializers.DateTimeField()
+    complete = serializers.BooleanField(
+        help_text="The stream produced every byte; false while it runs or if it broke off."
+    )
+    completed_at = serializers.DateTimeField(allow_null=True)
+    rows = serializers.IntegerField(allow_null=True, help_text="Records in the body.")
+    bytes = serializers.IntegerField(allow_null=True, help_text="Size of the body in bytes.")
+    sha256 = serializers.CharField(
+        allow_null=True, help_text="SHA-256 (hex) of exactly the bytes of the body."
+    )
 
 
 # One pre_tool_call record as the SDK's InterceptionEmitter hands it to its record_sink.

@@ -40,6 +40,7 @@ from audit.models import (
     InterceptionPoint,
     InterceptionRecord,
     Outcome,
+    RecordExport,
 )
 from console.governance.models import GovernanceEvent
 from console.roles import is_auditor
@@ -70,6 +71,7 @@ FILTER_CHOICES: dict[str, list[tuple[str, str]]] = {
 MAX_PAGE_SIZE = 500
 DEFAULT_PAGE_SIZE = 50
 _MAX_FILTER_LENGTH = 200
+MAX_ID = 2**63 - 1  # ids are bigint
 
 
 class FilterError(ValueError):
@@ -96,8 +98,9 @@ def records_visible_to(user: Any) -> QuerySet[InterceptionRecord]:
 
 
 def parse_instant(name: str, raw: str) -> dt.datetime:
-    """ISO 8601 datetime (or a bare date = midnight UTC) as an aware datetime, or
-    FilterError naming `name`. Naive datetimes are taken as UTC."""
+    """ISO 8601 datetime (or a bare date = midnight UTC) as an aware UTC datetime, or
+    FilterError naming `name`. Naive datetimes are taken as UTC. The one parser of the
+    since/until filters of records and governance events (API, export and pages)."""
     value = raw.strip()
     parsed: dt.datetime | None
     try:
@@ -114,7 +117,16 @@ def parse_instant(name: str, raw: str) -> dt.datetime:
         parsed = dt.datetime.combine(day, dt.time.min)
     if timezone.is_naive(parsed):
         parsed = parsed.replace(tzinfo=dt.UTC)
-    return parsed
+    return _as_utc(name, raw, parsed)
+
+
+def _as_utc(name: str, raw: str, value: dt.datetime) -> dt.datetime:
+    """`value` in UTC, or FilterError when that falls outside years 1-9999 (e.g.
+    0001-01-01T00:00:00+14:00): Python cannot represent it, so neither can a query."""
+    try:
+        return value.astimezone(dt.UTC)
+    except OverflowError:
+        raise FilterError(name, f"{raw!r} is out of range (years 1-9999 in UTC).") from None
 
 
 def _choice(name: str, value: str) -> str:
@@ -198,16 +210,20 @@ def encode_cursor(at: dt.datetime, pk: int) -> str:
 
 def decode_cursor(cursor: str) -> tuple[dt.datetime, int]:
     """Inverse of encode_cursor; FilterError("cursor", …) on anything else."""
+    forged = FilterError("cursor", "is not a cursor this server issued.")
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         at_raw, pk_raw = base64.urlsafe_b64decode(padded.encode()).decode().split("|")
         at = dt.datetime.fromisoformat(at_raw)
         pk = int(pk_raw)
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise FilterError("cursor", "is not a cursor this server issued.") from None
-    if timezone.is_naive(at):
-        raise FilterError("cursor", "is not a cursor this server issued.")
-    return at, pk
+        raise forged from None
+    if timezone.is_naive(at) or not 0 < pk <= MAX_ID:
+        raise forged
+    try:
+        return at.astimezone(dt.UTC), pk
+    except OverflowError:
+        raise forged from None
 
 
 def keyset_page(qs: QuerySet[Any], cursor: str | None, limit: int, *, time_field: str) -> Page[Any]:
@@ -242,6 +258,15 @@ def get_record_for_user(user: Any, pk: Any) -> InterceptionRecord:
     if record is None:
         raise Http404("No such record.")
     return record
+
+
+def record_export_for_user(user: Any, pk: Any) -> RecordExport:
+    """One export (for its manifest): any export for auditors and admins, who read every
+    record and every governance event anyway; Http404 for anyone else or an unknown id."""
+    export = RecordExport.objects.filter(pk=pk).first() if is_auditor(user) else None
+    if export is None:
+        raise Http404("No such export.")
+    return export
 
 
 def session_records(

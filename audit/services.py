@@ -27,10 +27,11 @@ from audit.models import (
     ChainHead,
     DeadLetterReport,
     InterceptionRecord,
+    RecordExport,
     RecordSeal,
     RecordSealPending,
 )
-from console.actors import Actor
+from console.actors import Actor, actor_label, actor_user
 from console.governance.actions import GovernanceAction
 
 # Used here, and a re-export for branches in flight; the coordinator removes the re-export.
@@ -352,11 +353,30 @@ def records_purge(
 @transaction.atomic
 def records_export_record(
     *, actor: Actor | None, filters: dict[str, str], fmt: str, summary: str
-) -> None:
-    """The governance event of one export (written before the stream starts)."""
+) -> RecordExport:
+    """One export about to stream: its RecordExport row (the manifest comes at the end)
+    and its governance event, both written before the first byte."""
+    export = RecordExport.objects.create(
+        actor=actor_user(actor),
+        actor_label=actor_label(actor),
+        format=fmt,
+        filter=filters,
+        generated_at=timezone.now(),
+    )
     governance_event_record(
         actor=actor,
         action=GovernanceAction.RECORDS_EXPORTED,
         summary=f"Exported records as {fmt}: {summary}",
+        target=export,
         after={"filter": filters, "format": fmt},
+    )
+    return export
+
+
+def records_export_complete(*, export_id: Any, rows: int, size: int, sha256: str) -> None:
+    """The manifest of an export whose stream has produced every byte, written before the
+    last piece is sent. Bookkeeping of the export the governance event already names, so
+    no second event; written once (a conditional update)."""
+    RecordExport.objects.filter(pk=export_id, completed_at__isnull=True).update(
+        completed_at=timezone.now(), rows=rows, size=size, sha256=sha256
     )

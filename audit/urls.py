@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, register_converter
 
 from audit import views
+from console.converters import AnyTextConverter
+
+register_converter(AnyTextConverter, "anytext")
 
 app_name = "audit"
 urlpatterns = [
     path("", views.records, name="records"),
     path("records/<int:pk>/", views.record_detail, name="record"),
     path("sessions/", views.sessions, name="sessions"),
-    path("sessions/<path:session_id>/", views.session_timeline, name="session"),
+    path("sessions/<anytext:session_id>/", views.session_timeline, name="session"),
     path("events/", views.events, name="events"),
     path("dashboard/", views.dashboard_page, name="dashboard"),
 ]

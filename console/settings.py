@@ -249,6 +249,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "approvals.openapi.document_longpoll",
+        "agents.runtime_hooks.openapi.document_runtime_hooks",
         "audit.openapi.document_batch_bounds",
         "console.openapi.close_request_objects",
         # Last: adds the error answers every operation can give, the long-poll's too.
@@ -263,6 +264,16 @@ CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, mi
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
 # Webhooks go only to public addresses unless this is set (console.outbound).
 CONSOLE_WEBHOOK_ALLOW_PRIVATE = env_bool("CONSOLE_WEBHOOK_ALLOW_PRIVATE", False)
+# Command hooks one console process runs at once for other agent runtimes (DESIGN §6).
+CONSOLE_HOOK_CONCURRENCY = env_int("CONSOLE_HOOK_CONCURRENCY", 4, minimum=1)
+# The one-line install of `console-hook` the "Connect an agent" page shows.
+CONSOLE_HOOK_INSTALL = env_str("CONSOLE_HOOK_INSTALL", "pipx install agent-governance-console")
+# Slack interactivity (docs/slack.md): requests to /api/v1/integrations/slack/interactions
+# are verified with this app secret; unset, every such request is refused (401) and Slack
+# messages carry no Approve/Reject buttons.
+CONSOLE_SLACK_SIGNING_SECRET = env_str("CONSOLE_SLACK_SIGNING_SECRET")
+# Where Slack's response_url may point; the console posts its answers to a reviewer only there.
+CONSOLE_SLACK_RESPONSE_URL_PREFIX = "https://hooks.slack.com/"
 # Record ingest answers 503 + Retry-After rather than wait longer than this for the database.
 CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS = env_int(
     "CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS", 2000, minimum=1

@@ -94,7 +94,9 @@ async def _run_command(
     return await arun_command_hook(hook, context, transcript_path=transcript_path)
 
 
-def _prompt_runner(llm: Any) -> HookRunner:
+def llm_prompt_runner(llm: Any = None) -> HookRunner:
+    """Prompt hooks through `llm`, or the judge configured by CONSOLE_LLM_* (built on first
+    use; a missing configuration is a hook error that failMode decides)."""
     judge: list[Any] = [llm]
 
     async def run(
@@ -108,8 +110,10 @@ def _prompt_runner(llm: Any) -> HookRunner:
                 judge[0] = LLMJudge.from_env()
             except LLMConfigurationError as exc:
                 # No judge configured is a hook error like any other: failMode decides.
-                blocked = hook.get("failMode") == "block"
-                return HookResult(decision="block" if blocked else "allow", error=str(exc))
+                if hook.get("failMode") == "block":
+                    reason = f"Hook error (failMode block): {exc}"
+                    return HookResult(decision="block", reason=reason, error=str(exc))
+                return HookResult(decision="allow", error=str(exc))
         return await arun_prompt_hook(hook, context, llm=judge[0], transcript_path=transcript_path)
 
     return run
@@ -125,7 +129,7 @@ def console_registry(
     """The registry ConsoleHooks loads declarations with (the SDK's HostRegistry)."""
     return build_registry(
         command_runner=command_runner or _run_command,
-        prompt_runner=prompt_runner or _prompt_runner(llm),
+        prompt_runner=prompt_runner or llm_prompt_runner(llm),
         resolver=resolver if resolver is not None else _NoResolver(),
     )
 

@@ -11,6 +11,9 @@ Kinds registered in a `HostRegistry` (the console's declaration names them):
   of `console_client.runners` and maps its HookResult to a verdict.
 - `console.approval`: a PreToolUse approval hook; escalates when its matcher matches.
 
+What a hook decides (matcher, Stop bounds, result → verdict) is
+`console_client.evaluation`, the implementation the console's runtime adapters share.
+
 Verdict reasons are machine codes (`console:*`); the hook's own words travel in `message`,
 which reaches the model but never a record (records.py strips messages).
 """
@@ -18,11 +21,8 @@ which reaches the model but never a record (records.py strips messages).
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol, cast
+from dataclasses import dataclass
+from typing import Any, cast
 
 from agent_hooks import (
     ALLOW,
@@ -37,34 +37,33 @@ from agent_hooks import (
 )
 from agent_hooks.approval import ApprovalResolver
 
-from console_client.context_mapping import (
-    EVENT_BY_POINT,
-    TOOL_EVENTS,
-    TurnFacts,
-    final_text,
-    hook_context,
-    matcher_matches,
-    tool_result_text,
+from console_client.context_mapping import EVENT_BY_POINT, TOOL_EVENTS, final_text, tool_result_text
+from console_client.evaluation import (
+    CURRENT_SESSION,
+    DEFAULT_MAX_TURNS,
+    MAX_REJECTIONS_DEFAULT,
+    REASON_APPROVAL,
+    REASON_ASKED,
+    REASON_BLOCKED,
+    REASON_CONTEXT,
+    REASON_HOOK_ERROR,
+    REASON_STOP_BOUND,
+    REASON_STOP_REJECTED,
+    HookRunner,
+    SessionState,
+    Transcript,
+    approval_verdict,
+    current_session,
+    hook_verdict,
+    max_prompt_rejections,
 )
 from console_client.patterns import matcher_error
-from console_client.results import HookResult
 
 KIND_BASE = "console.base"
 KIND_COMMAND = "console.command"
 KIND_PROMPT = "console.prompt"
 KIND_APPROVAL = "console.approval"
 RESOLVER_NAME = "console"
-
-REASON_BLOCKED = "console:hook_blocked"
-REASON_ASKED = "console:hook_asked"
-REASON_APPROVAL = "console:approval_required"
-REASON_HOOK_ERROR = "console:hook_error"
-REASON_STOP_REJECTED = "console:stop_rejected"
-REASON_STOP_BOUND = "console:max_rejections_reached"
-REASON_CONTEXT = "console:additional_context"
-
-MAX_REJECTIONS_DEFAULT = 3
-DEFAULT_MAX_TURNS = 40
 
 # AGENT-HOOKS §13.1 posture at the tool seam: after a `host_error:*` deny at pre_tool_call
 # or post_tool_call the tool has not run (or its result is dropped), the model reads a
@@ -82,85 +81,28 @@ HOST_SURFACE = HostSurface.from_capabilities(
     tool_seam_host_error=TOOL_SEAM_HOST_ERROR,
 )
 
-HookRunner = Callable[..., Awaitable[HookResult]]
-
-
-class Transcript(Protocol):
-    """Where the session's conversation is written for hooks to read (execution_summary)."""
-
-    @property
-    def path(self) -> Path: ...
-
-    def append(self, role: str, content: str, **extra: Any) -> None: ...
-
-
-@dataclass
-class SessionState:
-    """Everything one hooks session (one `ConsoleHooks.run`) accumulates."""
-
-    session_id: str
-    agent_name: str
-    transcript: Transcript
-    # The most model calls the whole session can make (client.session_max_turns).
-    max_turns: int = DEFAULT_MAX_TURNS
-    max_prompt_rejections: int = MAX_REJECTIONS_DEFAULT
-    # Model calls so far in the session: the Stop continuations (each a new `agent.run`,
-    # each emitting `input` again) go on counting; a new `ConsoleHooks.run` starts at 0.
-    turn: int = 0
-    stop_rejection_count: int = 0
-    # Reasons given by Stop hooks at the latest `output` emission, in hook order.
-    stop_rejections: list[str] = field(default_factory=list)
-    # PostToolUse additionalContext per tool call id (the last hook's wins) ...
-    pending_context: dict[str, str] = field(default_factory=dict)
-    # ... and once injected, kept so every later request carries it at the same place.
-    injected_context: list[tuple[str, str]] = field(default_factory=list)
-    tool_names: dict[int, str] = field(default_factory=dict)
-    tool_schemas: dict[str, Any] = field(default_factory=dict)
-
-    def facts(self) -> TurnFacts:
-        return TurnFacts(
-            agent_name=self.agent_name,
-            current_turn=self.turn,
-            max_turns=self.max_turns,
-            transcript_path=str(self.transcript.path),
-            stop_rejection_count=self.stop_rejection_count,
-        )
-
-
-CURRENT_SESSION: ContextVar[SessionState | None] = ContextVar(
-    "console_client_session", default=None
-)
-
-
-def current_session() -> SessionState:
-    state = CURRENT_SESSION.get()
-    if state is None:
-        raise RuntimeError(
-            "No console hooks session is active: run the agent with `await hooks.run(agent, ...)`."
-        )
-    return state
-
-
-def max_prompt_rejections(document: dict[str, Any]) -> int:
-    """SPEC §1: the maximum `maxRejections` over prompt Stop hooks (default 3)."""
-    values = [
-        int(binding["config"].get("maxRejections", MAX_REJECTIONS_DEFAULT))
-        for binding in document.get("bindings", [])
-        if binding.get("kind") == KIND_PROMPT
-        and binding.get("at") == [InterceptionPoint.OUTPUT.value]
-        and isinstance(binding.get("config"), dict)
-    ]
-    return max(values, default=MAX_REJECTIONS_DEFAULT)
-
-
-def stop_hook_bindings(document: dict[str, Any]) -> tuple[int, int]:
-    """(command, prompt) hook bindings at `output` (Stop) in a declaration."""
-    kinds = [
-        binding.get("kind")
-        for binding in document.get("bindings", [])
-        if binding.get("at") == [InterceptionPoint.OUTPUT.value]
-    ]
-    return kinds.count(KIND_COMMAND), kinds.count(KIND_PROMPT)
+__all__ = [
+    "CURRENT_SESSION",
+    "DEFAULT_MAX_TURNS",
+    "MAX_REJECTIONS_DEFAULT",
+    "REASON_APPROVAL",
+    "REASON_ASKED",
+    "REASON_BLOCKED",
+    "REASON_CONTEXT",
+    "REASON_HOOK_ERROR",
+    "REASON_STOP_BOUND",
+    "REASON_STOP_REJECTED",
+    "ApprovalInterceptor",
+    "BaseInterceptor",
+    "HookInterceptor",
+    "HookRunner",
+    "SessionState",
+    "Transcript",
+    "build_registry",
+    "current_session",
+    "max_prompt_rejections",
+    "with_injected_context",
+]
 
 
 def _tool_message_index(messages: list[Any], call_id: str) -> int | None:
@@ -265,60 +207,14 @@ class HookInterceptor:
     runner: HookRunner
 
     async def intercept(self, context: dict[str, Any]) -> Verdict:
-        state = current_session()
-        if self.event in TOOL_EVENTS:
-            tool_name = str((context.get("tool_call") or {}).get("name", ""))
-            if not matcher_matches(self.hook.get("matcher"), tool_name):
-                return ALLOW
-            # SPEC §1: PostToolUse fires when a tool finished successfully.
-            if self.event == "PostToolUse" and (context.get("tool_result") or {}).get("is_error"):
-                return ALLOW
-        if (
-            self.event == "Stop"
-            and self.hook.get("type") == "prompt"
-            and state.stop_rejection_count >= state.max_prompt_rejections
-        ):
-            return Verdict.warn(
-                reason=REASON_STOP_BOUND,
-                message=f"Prompt Stop hooks stop after {state.max_prompt_rejections} rejections.",
-            )
-        hook_ctx = hook_context(self.event, context, state.facts())
-        result = await self.runner(self.hook, hook_ctx, transcript_path=str(state.transcript.path))
-        return self._verdict(result, state, context)
-
-    def _verdict(self, result: HookResult, state: SessionState, context: dict[str, Any]) -> Verdict:
-        reason = (result.reason or "").strip()
-        if self.event == "Stop":
-            if result.decision != "allow" and reason:
-                state.stop_rejections.append(reason)
-                return Verdict.warn(reason=REASON_STOP_REJECTED, message=reason)
-            # A rejection without a reason counts as approval (SPEC §1).
-            return self._allow(result)
-        if result.decision == "block":
-            return Verdict.deny(
-                reason=REASON_BLOCKED, message=reason or f"Blocked by hook {self.key}."
-            )
-        if result.decision == "ask":
-            if self.event != "PreToolUse":
-                return Verdict.deny(
-                    reason=REASON_BLOCKED, message=reason or f"Blocked by hook {self.key}."
-                )
-            return Verdict(
-                decision=Decision.DENY,
-                reason=REASON_ASKED,
-                message=reason or f"Hook {self.key} asks a reviewer to approve this call.",
-                approval={"hook": self.key},
-            )
-        if self.event == "PostToolUse" and result.additional_context:
-            call_id = str((context.get("tool_call") or {}).get("id", ""))
-            state.pending_context[call_id] = result.additional_context
-        return self._allow(result)
-
-    @staticmethod
-    def _allow(result: HookResult) -> Verdict:
-        if result.error:
-            return Verdict.warn(reason=REASON_HOOK_ERROR, message=result.error)
-        return ALLOW
+        return await hook_verdict(
+            key=self.key,
+            hook=self.hook,
+            event=self.event,
+            context=context,
+            state=current_session(),
+            runner=self.runner,
+        )
 
 
 @dataclass
@@ -329,19 +225,7 @@ class ApprovalInterceptor:
     hook: dict[str, Any]
 
     def intercept(self, context: dict[str, Any]) -> Verdict:
-        tool_name = str((context.get("tool_call") or {}).get("name", ""))
-        if not matcher_matches(self.hook.get("matcher"), tool_name):
-            return ALLOW
-        return Verdict(
-            decision=Decision.DENY,
-            reason=REASON_APPROVAL,
-            message=f"{tool_name} needs a reviewer's approval (hook {self.key}).",
-            approval={
-                "hook": self.key,
-                "expires_in": self.hook.get("expiresIn"),
-                "approvals_required": self.hook.get("approvalsRequired"),
-            },
-        )
+        return approval_verdict(key=self.key, hook=self.hook, context=context)
 
 
 def _event_of(binding: BindingContext) -> str:
@@ -367,6 +251,16 @@ def _require_usable_matcher(hook: dict[str, Any], event: str) -> None:
         problem = matcher_error(matcher)
         if problem is not None:
             raise ValueError(f"matcher {matcher[:80]!r} does not compile as RE2: {problem}")
+
+
+def stop_hook_bindings(document: dict[str, Any]) -> tuple[int, int]:
+    """(command, prompt) hook bindings at `output` (Stop) in a declaration."""
+    kinds = [
+        binding.get("kind")
+        for binding in document.get("bindings", [])
+        if binding.get("at") == [InterceptionPoint.OUTPUT.value]
+    ]
+    return kinds.count(KIND_COMMAND), kinds.count(KIND_PROMPT)
 
 
 def build_registry(

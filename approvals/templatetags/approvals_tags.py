@@ -9,6 +9,10 @@ from typing import Any
 from django import template
 from django.utils import timezone
 
+from approvals.models import Escalation, EscalationStatus
+from approvals.presenters import Transcript, transcript_view
+from approvals.selectors import effective_status
+
 register = template.Library()
 
 
@@ -36,3 +40,35 @@ def remaining(expires_at: datetime | None) -> str:
     if hours:
         return f"{hours}h {minutes:02d}m"
     return f"{minutes}:{secs:02d}"
+
+
+@register.filter
+def decision_phrase(escalation: Escalation) -> str:
+    """ "Approved by alice", as the row says before it leaves another reviewer's inbox."""
+    status = effective_status(escalation)
+    who = escalation.decided_by_label or "someone"
+    if status == EscalationStatus.APPROVED:
+        edited = " with edited arguments" if escalation.arguments_edited else ""
+        return f"Approved by {who}{edited}"
+    if status == EscalationStatus.REJECTED:
+        return f"Rejected by {who}"
+    if status == EscalationStatus.CANCELLED:
+        return f"Cancelled by {who}"
+    if status == EscalationStatus.EXPIRED:
+        return "Expired with no decision"
+    return "Pending"
+
+
+@register.filter(name="effective_status")
+def effective_status_filter(escalation: Escalation) -> str:
+    return effective_status(escalation)
+
+
+@register.filter
+def as_transcript(text: str) -> Transcript:
+    return transcript_view(text or "")
+
+
+@register.filter
+def epoch_ms(moment: datetime | None) -> str:
+    return "" if moment is None else str(int(moment.timestamp() * 1000))

@@ -41,6 +41,7 @@ class GovernanceAction(models.TextChoices):
     ESCALATION_CANCELLED = "escalation.cancelled", "Escalation cancelled"
     ESCALATION_PAYLOAD_PURGED = "escalation.payload_purged", "Escalation payload purged"
     REVIEWER_SCOPE_SET = "reviewer.scope_set", "Reviewer scope set"
+    REVIEWER_SLACK_SET = "reviewer.slack_set", "Reviewer's Slack member set"
     # audit
     RECORDS_DEAD_LETTERED = "records.dead_lettered", "Records dead-lettered"
     RECORDS_PURGED = "records.purged", "Records purged"

@@ -1,8 +1,13 @@
-/* Audit export with progress.
+/* Audit export with progress and a completeness check.
  * A plain <a data-export href="/api/v1/records/export?..."> downloads the file without JS.
  * With JS, the click streams the same URL through fetch() + ReadableStream, counts the
- * bytes and lines received into the page's progress line, then saves the result as a file.
- * Nothing here is inline, so the page's Content-Security-Policy stays strict. */
+ * bytes and rows received into the page's progress line, then asks the export's manifest
+ * (the X-Export-Manifest response header) whether everything arrived: the same size and,
+ * where the browser offers SHA-256 (https or localhost), the same digest. A complete file
+ * is saved; a truncated one is not (the status line says so).
+ * The body is a standard file: CSV is the column header then one CRLF-ended row per
+ * record, JSON Lines one record per line. Nothing here is inline, so the page's
+ * Content-Security-Policy stays strict. */
 (function () {
   "use strict";
 
@@ -12,6 +17,10 @@
     if (bytes < 1024) return bytes + " B";
     if (bytes < 1024 * 1024) return (bytes / 1024).toFixed(1) + " KB";
     return (bytes / (1024 * 1024)).toFixed(1) + " MB";
+  }
+
+  function rowsText(rows) {
+    return rows.toLocaleString() + (rows === 1 ? " row" : " rows");
   }
 
   function filenameFrom(response, fallback) {
@@ -39,6 +48,37 @@
     setTimeout(function () { URL.revokeObjectURL(url); }, 30000);
   }
 
+  async function sha256Hex(blob) {
+    var digest = await window.crypto.subtle.digest("SHA-256", await blob.arrayBuffer());
+    return Array.prototype.map.call(new Uint8Array(digest), function (b) {
+      return b.toString(16).padStart(2, "0");
+    }).join("");
+  }
+
+  /* {ok, rows, how} when the manifest confirms the download; {ok: false, text} when it
+   * shows a cut-short or altered body; {ok: null, text} when it cannot be checked. */
+  async function check(response, blob, bytes, signal) {
+    var address = response.headers.get("X-Export-Manifest");
+    if (!address) return { ok: null, text: "the server sent no manifest" };
+    var url = new URL(address, window.location.href);
+    var answer = await fetch(url.pathname + url.search, {
+      credentials: "same-origin", headers: { Accept: "application/json" }, signal: signal
+    });
+    if (!answer.ok) return { ok: null, text: "the manifest answered " + (await errorText(answer)) };
+    var manifest = await answer.json();
+    if (!manifest.complete || manifest.bytes !== bytes) {
+      var expected = manifest.complete ? " of " + human(manifest.bytes) : "";
+      return { ok: false, text: "the download was cut short (" + human(bytes) + expected + " received)" };
+    }
+    if (!(window.crypto && window.crypto.subtle)) {
+      return { ok: true, rows: manifest.rows, how: "size checked against the manifest" };
+    }
+    if ((await sha256Hex(blob)) !== manifest.sha256) {
+      return { ok: false, text: "the file differs from what the server sent (SHA-256 mismatch)" };
+    }
+    return { ok: true, rows: manifest.rows, how: "SHA-256 verified" };
+  }
+
   async function run(link) {
     var panel = link.closest("[data-export-panel]") || document;
     var status = panel.querySelector("[data-export-status]");
@@ -46,6 +86,7 @@
     var links = panel.querySelectorAll("a[data-export]");
     var controller = new AbortController();
     var format = link.dataset.export;
+    var headerLines = format === "csv" ? 1 : 0;
     var started = Date.now();
     var bytes = 0;
     var lines = 0;
@@ -57,8 +98,8 @@
     }
     function progress() {
       var seconds = Math.max((Date.now() - started) / 1000, 0.001);
-      show("Exporting " + format.toUpperCase() + "… " + lines.toLocaleString() + " lines, " +
-           human(bytes) + " (" + human(bytes / seconds) + "/s)", "running");
+      show("Exporting " + format.toUpperCase() + "… " + rowsText(Math.max(lines - headerLines, 0)) +
+           ", " + human(bytes) + " (" + human(bytes / seconds) + "/s)", "running");
     }
     links.forEach(function (a) { a.setAttribute("aria-disabled", "true"); });
     if (cancel) {
@@ -85,8 +126,21 @@
         if (Date.now() - lastPaint > 120) { progress(); lastPaint = Date.now(); }
       }
       var name = filenameFrom(response, "audit-records." + format);
-      save(new Blob(chunks, { type: response.headers.get("Content-Type") || "application/octet-stream" }), name);
-      show("Saved " + name + ": " + lines.toLocaleString() + " lines, " + human(bytes) + ".", "done");
+      var blob = new Blob(chunks, { type: response.headers.get("Content-Type") || "application/octet-stream" });
+      show("Checking " + name + " against the export's manifest…", "running");
+      var result = await check(response, blob, bytes, controller.signal);
+      if (result.ok === false) {
+        show("Not saved: " + result.text + ". Export again.", "error");
+        return;
+      }
+      save(blob, name);
+      if (result.ok) {
+        show("Saved " + name + ": " + rowsText(result.rows) + ", " + human(bytes) + " — complete, " +
+             result.how + ".", "done");
+      } else {
+        show("Saved " + name + ": " + human(bytes) + ", but completeness was not checked: " +
+             result.text + ".", "error");
+      }
     } catch (error) {
       show(error.name === "AbortError" ? "Export cancelled." : "Export failed: " + error.message, "error");
     } finally {

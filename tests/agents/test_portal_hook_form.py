@@ -292,3 +292,14 @@ def test_hook_pages_load_the_test_this_hook_panel_for_that_hook(admin_client, sr
     assert 'id="hook-test-panel"' in create and "/agents/sre-agent/hooks/test?event=" in create
     panel = admin_client.get(f"/agents/sre-agent/hooks/test?hook={hook.key}")
     assert panel.status_code == 200 and b'id="hook-test-form"' in panel.content
+
+
+@pytest.mark.django_db
+def test_the_test_panel_link_keeps_a_hostile_event_value_inside_its_parameter(admin_client, sre):
+    _post(admin_client)
+    hook = Hook.objects.get(agent=sre.agent)
+    create = admin_client.get(URL, {"event": f"Stop&hook={hook.key}"}).content.decode()
+    links = re.findall(r'(?:hx-get|href)="(/agents/sre-agent/hooks/test\?[^"]*)"', create)
+    assert len(links) == 2
+    for link in links:
+        assert link == f"/agents/sre-agent/hooks/test?event=Stop%26hook%3D{hook.key}", link

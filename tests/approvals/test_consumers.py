@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import timedelta
 
 import pytest
@@ -129,6 +130,60 @@ async def test_a_vote_that_does_not_decide_replaces_the_row(
     frame, _counter = await frames(socket, 2)
     assert f'id="esc-{escalation.pk}"' in frame and 'hx-swap-oob="outerHTML"' in frame
     assert "1/2 approvals" in frame
+    await socket.disconnect()
+
+
+async def test_a_new_row_arrives_marked_and_the_counter_knows_its_expiry(
+    rita, escalate, close_db_after
+):
+    socket, connected = await connect(rita)
+    assert connected
+    await frames(socket, 2)
+    created = await asyncio.to_thread(in_own_thread(escalate))
+    frame, counter = await frames(socket, 2)
+    assert re.search(rf'<tr id="esc-{created.pk}" class="esc arrived"', frame)
+    assert ">new</span>" in frame
+    expiry = int(created.expires_at.timestamp() * 1000)
+    assert 'data-count="1"' in counter and f'data-expiries="{expiry}"' in counter
+    assert 'hx-swap-oob="true"' in counter
+    await socket.disconnect()
+
+
+async def test_a_row_decided_by_someone_else_says_who_before_it_leaves(
+    rita, alice, escalate, close_db_after
+):
+    escalation = await sync_to_async(escalate)()
+    socket, connected = await connect(rita)
+    assert connected
+    await frames(socket, 2)
+    await asyncio.to_thread(
+        in_own_thread(services.escalation_decide),
+        escalation=escalation,
+        actor=alice,
+        outcome="reject",
+        reason="not now",
+    )
+    frame, counter = await frames(socket, 2)
+    assert frame.startswith(f'<tr id="esc-{escalation.pk}" class="esc departed"')
+    assert 'hx-swap-oob="outerHTML"' in frame
+    assert "Rejected by alice" in frame
+    assert "approve-form" not in frame and " disabled>" in frame
+    assert 'data-count="0"' in counter
+    await socket.disconnect()
+
+
+async def test_a_row_expired_by_the_sweep_says_so_before_it_leaves(rita, escalate, close_db_after):
+    escalation = await sync_to_async(escalate)()
+    socket, connected = await connect(rita)
+    assert connected
+    await frames(socket, 2)
+    await asyncio.to_thread(
+        in_own_thread(services.escalation_expire_overdue),
+        now=escalation.expires_at + timedelta(seconds=1),
+    )
+    frame, _counter = await frames(socket, 2)
+    assert f'<tr id="esc-{escalation.pk}" class="esc departed"' in frame
+    assert "Expired with no decision" in frame
     await socket.disconnect()
 
 

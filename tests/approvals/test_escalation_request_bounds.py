@@ -14,9 +14,20 @@ from approvals.validation import (
     VERDICT_MESSAGE_MAX_CHARS,
     VERDICT_REASON_MAX_CHARS,
 )
-from tests.approvals.conftest import TOOL_SCHEMA, approval_request, post_escalation
+from tests.approvals.conftest import (
+    TOOL_SCHEMA,
+    approval_request,
+    ensure_approval_hook,
+    post_escalation,
+)
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _approval_hook(sre):
+    # The console accepts an escalation only for a call one of its approval hooks matches.
+    ensure_approval_hook(sre)
 
 
 @pytest.mark.parametrize("key", ["turn", "revision"])

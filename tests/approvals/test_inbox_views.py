@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
+
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agents import services as agent_services
 from approvals import services
-from approvals.models import EscalationStatus
-from tests.approvals.conftest import TOOL_SCHEMA
+from approvals.models import Escalation, EscalationStatus
+from tests.approvals.conftest import TOOL_SCHEMA, approval_hook
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -42,6 +45,20 @@ def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(reviewer_cli
         assert fact in html, fact
 
 
+def test_inbox_shows_the_runtime_session_and_working_directory(reviewer_client, sre, escalate):
+    approval_hook(sre, matcher="Bash")
+    escalate(
+        "Bash",
+        {"command": "npm test"},
+        framework="claude-code",
+        session_id="9f1c2d7e-4b7a",
+        cwd="/home/dev/project",
+    )
+    html = reviewer_client.get("/approvals/").content.decode()
+    for fact in ("claude-code", "9f1c2d7e-4b7a", "/home/dev/project"):
+        assert fact in html, fact
+
+
 def test_auditors_outsiders_and_anonymous_cannot_open_the_inbox(
     auditor_client, outsider_client, client
 ):
@@ -55,7 +72,8 @@ def test_nav_counter_shows_pending_count_for_reviewers(reviewer_client, auditor_
     escalate()
     escalate("scale_deployment")
     html = reviewer_client.get("/approvals/history/").content.decode()
-    assert '<span id="nav-pending-count" class="count">2</span>' in html
+    assert re.search(r'<span id="nav-pending-count" class="count" [^>]*>2</span>', html)
+    assert "<title>(2) Approval history" in html
     assert 'ws-connect="/ws/approvals/?view=nav"' in html
     assert (
         "nav-pending-count" not in auditor_client.get("/accounts/password_change/").content.decode()
@@ -222,3 +240,114 @@ def test_pages_and_rows_with_tool_arguments_are_never_cached(reviewer_client, es
     ):
         assert response.status_code == 200
         assert "no-store" in response["Cache-Control"]
+
+
+def _row_ids(html: str) -> list[str]:
+    return re.findall(r'<tr id="esc-([0-9a-f-]+)"', html)
+
+
+def test_the_queue_lists_the_soonest_expiry_first_unless_asked_for_newest(
+    reviewer_client, escalate
+):
+    later, sooner, middle = escalate(), escalate("scale_deployment"), escalate()
+    now = later.created_at
+    for escalation, minutes in ((later, 50), (sooner, 5), (middle, 20)):
+        Escalation.objects.filter(pk=escalation.pk).update(
+            expires_at=now + timedelta(minutes=minutes)
+        )
+    html = reviewer_client.get("/approvals/").content.decode()
+    assert _row_ids(html) == [str(sooner.pk), str(middle.pk), str(later.pk)]
+    assert 'data-sort="expires"' in html and 'href="?sort=expires" aria-current="true"' in html
+    newest = reviewer_client.get("/approvals/?sort=newest").content.decode()
+    assert _row_ids(newest) == [str(middle.pk), str(sooner.pk), str(later.pk)]
+    assert 'data-sort="newest"' in newest
+    unknown = reviewer_client.get("/approvals/?sort=bogus").content.decode()
+    assert _row_ids(unknown) == _row_ids(html)
+
+
+def test_rows_past_their_expiry_are_never_counted_even_before_the_sweep(reviewer_client, escalate):
+    open_one, overdue = escalate(), escalate("scale_deployment")
+    Escalation.objects.filter(pk=overdue.pk).update(
+        expires_at=overdue.created_at - timedelta(seconds=1)
+    )
+    assert Escalation.objects.get(pk=overdue.pk).status == EscalationStatus.PENDING
+    for url in ("/approvals/", "/approvals/history/"):
+        html = reviewer_client.get(url).content.decode()
+        counter = re.search(r'<span id="nav-pending-count"[^>]*>[^<]*</span>', html)
+        assert counter is not None
+        assert 'data-count="1"' in counter.group(0) and counter.group(0).endswith(">1</span>")
+        assert html.count("data-expiries=") == 1
+        assert "<title>(1) " in html
+    assert _row_ids(reviewer_client.get("/approvals/").content.decode()) == [str(open_one.pk)]
+
+
+def test_the_counter_carries_each_open_rows_expiry_for_the_page(reviewer_client, escalate):
+    first, second = escalate(), escalate("scale_deployment")
+    html = reviewer_client.get("/approvals/history/").content.decode()
+    expiries = re.search(r'data-expiries="([0-9 ]*)"', html).group(1).split()
+    wanted = sorted(int(e.expires_at.timestamp() * 1000) for e in (first, second))
+    assert [int(ms) for ms in expiries] == wanted
+    server_now = int(re.search(r'data-now="([0-9]+)"', html).group(1))
+    assert abs(server_now - first.created_at.timestamp() * 1000) < 60_000
+
+
+def test_queue_rows_and_history_rows_link_to_the_escalation_page(reviewer_client, rita, escalate):
+    pending, decided = escalate(), escalate("scale_deployment")
+    services.escalation_decide(escalation=decided, actor=rita, outcome="approve")
+    inbox = reviewer_client.get("/approvals/").content.decode()
+    assert f'href="/approvals/{pending.pk}/"' in inbox
+    history = reviewer_client.get("/approvals/history/").content.decode()
+    assert f'href="/approvals/{pending.pk}/"' in history
+    assert f'href="/approvals/{decided.pk}/"' in history
+
+
+def test_approve_forms_are_held_for_undo_by_the_script_and_post_plainly_without_it(
+    reviewer_client, escalate
+):
+    escalate()
+    html = reviewer_client.get("/approvals/").content.decode()
+    # The script holds these for five seconds; the forms themselves are ordinary posts.
+    assert html.count('data-hold="approve"') == 2  # Approve, Approve with these arguments
+    assert 'data-hold="bulk"' in html
+    assert re.search(
+        r'<form class="approve-form" method="post" action="/approvals/[^"]+/decision/"', html
+    )
+
+
+def test_a_plain_bulk_post_first_states_how_many_and_which(reviewer_client, escalate, other):
+    first, second = escalate(), escalate("scale_deployment")
+    foreign = escalate(agent=other)
+    ids = [str(first.pk), str(second.pk), "not-a-uuid"]
+    page = reviewer_client.post("/approvals/bulk/", {"outcome": "approve", "ids": ids})
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Approve 2 escalations?" in html
+    assert "restart_service" in html and "scale_deployment" in html
+    assert "1 of the selected is no longer waiting for you" in html
+    assert "Approve these 2" in html and 'name="confirmed" value="1"' in html
+    assert str(foreign.pk) not in html
+    for escalation in (first, second):
+        escalation.refresh_from_db()
+        assert escalation.status == EscalationStatus.PENDING
+
+    done = reviewer_client.post(
+        "/approvals/bulk/",
+        {"outcome": "approve", "ids": [str(first.pk), str(second.pk)], "confirmed": "1"},
+    )
+    assert done.status_code == 302
+    for escalation in (first, second):
+        escalation.refresh_from_db()
+        assert escalation.status == EscalationStatus.APPROVED
+
+
+def test_a_plain_bulk_reject_without_reason_or_outcome_is_refused_before_confirming(
+    reviewer_client, escalate
+):
+    escalation = escalate()
+    for data in ({"outcome": "reject", "ids": [escalation.pk]}, {"ids": [escalation.pk]}):
+        response = reviewer_client.post("/approvals/bulk/", data)
+        assert response.status_code == 302
+    messages = reviewer_client.get("/approvals/").content.decode()
+    assert "needs a reason" in messages or "Choose approve or reject" in messages
+    escalation.refresh_from_db()
+    assert escalation.status == EscalationStatus.PENDING

@@ -120,14 +120,14 @@ def test_failed_webhook_is_retried_with_backoff(sre, escalate, receiver_factory,
     assert receiver.answered_at[1] - receiver.answered_at[0] >= 1.5  # the backoff waited
 
 
-def test_slack_webhook_gets_text_and_never_blocks_the_decision(
+def test_slack_webhook_gets_a_message_and_never_blocks_the_decision(
     sre, rita, escalate, receiver_factory, worker
 ):
     receiver = receiver_factory(delay=2.0)
     sre.agent.webhook_url = receiver.url
     sre.agent.webhook_format = "slack"
     sre.agent.save(update_fields=["webhook_url", "webhook_format"])
-    escalation = escalate("scale_deployment", {"service": "web"})
+    escalation = escalate("scale_deployment", {"service": "web-secret-7"})
     client = Client()
     client.force_login(rita)
     response = client.post(
@@ -140,9 +140,12 @@ def test_slack_webhook_gets_text_and_never_blocks_the_decision(
     bodies = receiver.wait_for(2)
     assert decided_at < receiver.answered_at[-1]  # the decision did not wait for the receiver
     texts = [item["body"] for item in bodies]
-    assert all(set(body) == {"text"} for body in texts)
-    assert any("Approval needed: scale_deployment on sre-agent" in body["text"] for body in texts)
-    assert any("rejected by rita" in body["text"] for body in texts)
+    created = next(body for body in texts if "Approval needed" in body["text"])
+    assert set(created) == {"text", "blocks"}  # Block Kit, with the text as the fallback
+    assert "Approval needed: scale_deployment on sre-agent" in created["text"]
+    decided = next(body for body in texts if body is not created)
+    assert set(decided) == {"text"} and "rejected by rita" in decided["text"]
+    assert "web-secret-7" not in json.dumps(texts)  # metadata only, never arguments
 
 
 def _point_webhook_at(sre, url: str) -> None:

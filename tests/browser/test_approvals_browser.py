@@ -79,7 +79,9 @@ def test_reviewer_edits_and_approves_a_live_escalation(rita, sre):
         row.locator("details.edit summary").click()
         row.locator("textarea.args-edit").fill(json.dumps({"service": "web", "replicas": 3}))
         row.get_by_role("button", name="Approve with these arguments").click()
-        expect(row).to_have_count(0)
+        # Held for the undo window (five seconds), then sent.
+        expect(row.locator(".undo-bar")).to_contain_text("with edited arguments")
+        expect(row).to_have_count(0, timeout=12_000)
         expect(page.locator("#flash")).to_contain_text("approved with edited arguments")
         expect(page.locator("#nav-pending-count")).to_have_text("")
         assert page.evaluate("window.__sameDocument === true"), "the page reloaded"

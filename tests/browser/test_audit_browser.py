@@ -1,6 +1,6 @@
 """Real Chromium: an auditor narrows the record search to denied calls (the table updates
 in place and the URL follows), opens a record, its session timeline, and exports the
-filtered records with the streamed progress line."""
+filtered records with the streamed progress line, checked against the export's manifest."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import Route, expect, sync_playwright
 
 from tests.audit.pages_support import build_world
 from tests.browser.chromium import launch_chromium
@@ -48,9 +48,26 @@ def test_auditor_filters_denied_opens_a_record_and_its_session(
             page.click("a[data-export=jsonl]")
         status = page.locator("[data-export-status]")
         expect(status).to_contain_text("Saved")
-        expect(status).to_contain_text("4 lines")  # header, 2 records, trailer
+        expect(status).to_contain_text("2 rows")
+        expect(status).to_contain_text("complete, SHA-256 verified")
         lines = [json.loads(x) for x in download_info.value.path().read_text().splitlines()]
-        assert [row["outcome"] for row in lines[1:-1]] == ["denied", "denied"]
+        assert [row["outcome"] for row in lines] == ["denied", "denied"]
+
+        # A download cut short on the way (a proxy dropped the last row) is detected
+        # through the manifest and not saved.
+        def cut_short(route: Route) -> None:
+            answer = route.fetch()
+            body = answer.body()
+            route.fulfill(response=answer, body=body[: body.rindex(b"\r\n", 0, -2) + 2])
+
+        page.route(re.compile(r"/api/v1/records/export\?"), cut_short)
+        saved: list[object] = []
+        page.on("download", lambda download: saved.append(download))
+        page.click("a[data-export=csv]")
+        expect(status).to_contain_text("Not saved: the download was cut short")
+        assert status.get_attribute("data-state") == "error"
+        assert saved == []
+        page.unroute(re.compile(r"/api/v1/records/export\?"))
 
         page.click(f"tr[data-record='{denied_sre.pk}'] td:first-child a")
         page.wait_for_url(f"{base}/audit/records/{denied_sre.pk}/")

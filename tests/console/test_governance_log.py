@@ -61,6 +61,7 @@ def test_the_catalogue_holds_every_action_the_apps_write() -> None:
         "token.revoked", "user.created", "user.role_set", "escalation.created",
         "escalation.voted", "escalation.approved", "escalation.rejected", "escalation.expired",
         "escalation.cancelled", "escalation.payload_purged", "reviewer.scope_set",
+        "reviewer.slack_set",
         "records.dead_lettered", "records.purged", "records.exported",
     }  # fmt: skip
     assert set(GovernanceAction.values) == written

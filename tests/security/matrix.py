@@ -15,8 +15,9 @@ silent, the rows below follow these decisions, each what an experienced user exp
     checked for sre-agent's markers); `PUT /api/v2/extendedAgent/agents/triage` with it
     creates *its own* `triage` (201): names are per agent.
   * a reviewer scoped to another agent sees the escalation nowhere: its id is 404 on the API
-    decision and on the page decision, lists and the inbox are 200 without it, and a bulk
-    decision that names it is answered like any bulk post (302) but changes nothing.
+    decision, on the page decision and on its page (`/approvals/<id>/`), lists and the inbox
+    are 200 without it, and a bulk decision that names it is answered like any bulk post
+    (302) but changes nothing.
 - The agent long-poll `GET /api/v1/escalations/{id}` takes only an agent token: a session
   (no bearer header) is 401, a personal token 403, another agent's token 404.
 - Agents never decide escalations (403, even their own); auditors read records but decide
@@ -29,6 +30,13 @@ silent, the rows below follow these decisions, each what an experienced user exp
   in, the password-reset pages for anyone) are as Django ships them.
 - `/admin/` is Django admin with its own staff check: one row in the test (anonymous → the
   admin login).
+- `POST /api/v1/integrations/slack/interactions` is authenticated by Slack's request
+  signature alone (DESIGN §4): cookies and tokens neither help nor hurt. Unsigned → 401 for
+  everyone; correctly signed (`SLACK_SECRET`, which the matrix test sets) → 200 for everyone,
+  and as the Slack member is linked to no reviewer nothing is decided. It reads no session,
+  so the CSRF rule does not apply to it (`csrf_exempt`).
+- `/approvals/link/<token>/` (a signed decision link) is a reviewer page like the inbox: the
+  link grants nothing by itself; out of scope is 404 as on the page decision.
 
 Statuses: an int is the exact status; LOGIN is a 302 whose Location is the login page; a 302
 int is a redirect anywhere else. Every request runs in a rolled-back transaction; `writes`
@@ -39,10 +47,14 @@ request must leave it untouched.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from tests.approvals.conftest import approval_request
 from tests.audit.record_wires import items, sdk_session
@@ -99,10 +111,15 @@ class Row:
     no_write: frozenset[str] = field(default_factory=frozenset)
     # Methods the view also answers that no row exercises (Django's own account views).
     also: frozenset[str] = frozenset()
+    # Extra request headers (a request signature), added to the persona's own.
+    headers: Callable[[World], dict[str, str]] | None = None
+    # Why the CSRF rule does not apply (the view reads no session); empty: it applies.
+    csrf_exempt: str = ""
+    label: str = ""  # tells apart two rows of one route and method
 
     @property
     def id(self) -> str:
-        return f"{self.method} /{self.route}"
+        return f"{self.method} /{self.route}" + (f" ({self.label})" if self.label else "")
 
 
 def _json(value: Any) -> str:
@@ -118,12 +135,44 @@ def _document(name: str, instructions: str) -> dict[str, Any]:
     }
 
 
+CLAUDE_CODE_PRE_TOOL_USE = {
+    "session_id": "matrix-session",
+    "cwd": "/tmp/project",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "ls"},
+    "tool_use_id": "toolu_matrix",
+}
+
+
 def _escalation_body(world: World) -> str:
     return _json({"request": approval_request("restart_service", {"service": "db"}), "meta": {}})
 
 
 def _records_body(world: World) -> str:
     return _json(items(sdk_session(["ls"]), framework="agent_framework"))
+
+
+SLACK_SECRET = "matrix-slack-signing-secret"
+FORM = "application/x-www-form-urlencoded"
+
+
+def _slack_click(world: World) -> str:
+    """An Approve click on sre-agent's escalation by a Slack member linked to nobody."""
+    payload = {
+        "type": "block_actions",
+        "user": {"id": "U0MATRIX01"},
+        "response_url": "https://hooks.slack.com/actions/T0/1/matrix",
+        "actions": [{"action_id": "escalation_approve", "value": str(world.escalation.pk)}],
+    }
+    return urlencode({"payload": _json(payload)})
+
+
+def _slack_signature(world: World) -> dict[str, str]:
+    stamp = str(int(time.time()))
+    base = f"v0:{stamp}:{_slack_click(world)}".encode()
+    digest = hmac.new(SLACK_SECRET.encode(), base, hashlib.sha256).hexdigest()
+    return {"HTTP_X_SLACK_REQUEST_TIMESTAMP": stamp, "HTTP_X_SLACK_SIGNATURE": f"v0={digest}"}
 
 
 def _dead_letters_body(world: World) -> str:
@@ -257,6 +306,29 @@ ROWS: list[Row] = [
         "/api/v1/declaration?custom_agent={custom}",
         api(200, "agent", agent_other=404),
     ),
+    # Other agent runtimes' hooks (DESIGN §6): agent tokens only; another agent's token
+    # cannot name sre-agent's custom agent (404); every answered call stores a record.
+    Row(
+        "api/v1/hooks/<str:runtime>",
+        "POST",
+        "/api/v1/hooks/claude-code?custom_agent={custom}",
+        api(
+            200,
+            "agent",
+            agent_other=404,
+            **dict.fromkeys(SESSION_PERSONAS, 401),
+            **{f"pat_{p}": 403 for p in SESSION_PERSONAS},
+        ),
+        _json(CLAUDE_CODE_PRE_TOOL_USE),
+        JSON,
+        writes=True,
+    ),
+    Row(
+        "api/v1/connect/<str:runtime>",
+        "GET",
+        "/api/v1/connect/claude-code?agent={sre}&custom_agent={custom}",
+        api(200, *AGENT_OR_ADMIN, agent_other=404),
+    ),
     # approvals API ------------------------------------------------------------------------
     Row("api/v1/escalations", "GET", "/api/v1/escalations?status=all", api(200, *REVIEWERS)),
     Row(
@@ -289,6 +361,26 @@ ROWS: list[Row] = [
         JSON,
         writes=True,
     ),
+    Row(
+        "api/v1/integrations/slack/interactions",
+        "POST",
+        "/api/v1/integrations/slack/interactions",
+        everyone(401),
+        _slack_click,
+        FORM,
+        label="unsigned",
+    ),
+    Row(
+        "api/v1/integrations/slack/interactions",
+        "POST",
+        "/api/v1/integrations/slack/interactions",
+        everyone(200),
+        _slack_click,
+        FORM,
+        headers=_slack_signature,
+        csrf_exempt="authenticated by Slack's signature; no session is read",
+        label="signed, member linked to nobody",
+    ),
     # audit API ----------------------------------------------------------------------------
     Row(
         "api/v1/records",
@@ -315,6 +407,12 @@ ROWS: list[Row] = [
         "/api/v1/records/export?format=jsonl&agent={sre}",
         api(200, *AUDITORS),
         writes=True,  # the export itself is a governance event
+    ),
+    Row(
+        "api/v1/records/export/<uuid:export_id>/manifest",
+        "GET",
+        "/api/v1/records/export/{export}/manifest",
+        api(200, *AUDITORS),
     ),
     # agents portal (admins) ---------------------------------------------------------------
     Row("agents/", "GET", "/agents/", page(200, *ADMIN)),
@@ -447,6 +545,15 @@ ROWS: list[Row] = [
         {},
         writes=True,
     ),
+    Row(A + "connect/", "GET", "/agents/{sre}/connect/?runtime=codex", page(200, *ADMIN)),
+    Row(
+        A + "connect/",
+        "POST",
+        "/agents/{sre}/connect/",
+        page(200, *ADMIN),
+        {"runtime": "claude-code", "name": "laptop"},
+        writes=True,
+    ),
     Row(A + "history/", "GET", "/agents/{sre}/history/", page(200, *ADMIN)),
     Row(A + "history/<int:number>/", "GET", "/agents/{sre}/history/{revision}/", page(200, *ADMIN)),
     Row(
@@ -465,9 +572,15 @@ ROWS: list[Row] = [
         "POST",
         "/approvals/bulk/",
         page(302, *REVIEWERS),
-        lambda w: {"outcome": "approve", "ids": [str(w.escalation.pk)]},
+        lambda w: {"outcome": "approve", "ids": [str(w.escalation.pk)], "confirmed": "1"},
         writes=True,
         no_write=frozenset({"rev_other"}),
+    ),
+    Row(
+        "approvals/<uuid:pk>/",
+        "GET",
+        "/approvals/{escalation}/",
+        page(200, "admin", "rev", rev_other=404),
     ),
     Row(
         "approvals/<uuid:pk>/decision/",
@@ -477,12 +590,26 @@ ROWS: list[Row] = [
         {"outcome": "approve", "reason": "fine"},
         writes=True,
     ),
+    Row(
+        "approvals/link/<str:token>/",
+        "GET",
+        "/approvals/link/{link}/",
+        page(200, "admin", "rev", rev_other=404),
+    ),
+    Row(
+        "approvals/link/<str:token>/",
+        "POST",
+        "/approvals/link/{link}/",
+        page(302, "admin", "rev", rev_other=404),
+        {"outcome": "approve"},
+        writes=True,
+    ),
     # audit pages (auditors) ---------------------------------------------------------------
     Row("audit/", "GET", "/audit/?agent={sre}", page(200, *AUDITORS)),
     Row("audit/records/<int:pk>/", "GET", "/audit/records/{record}/", page(200, *AUDITORS)),
     Row("audit/sessions/", "GET", "/audit/sessions/", page(200, *AUDITORS)),
     Row(
-        "audit/sessions/<path:session_id>/",
+        "audit/sessions/<anytext:session_id>/",
         "GET",
         "/audit/sessions/{session}/?agent={sre}",
         page(200, *AUDITORS),

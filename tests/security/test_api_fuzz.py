@@ -86,6 +86,8 @@ def _aim_at_sre(world: World, case: Any) -> Any:
     params = case.path_parameters or {}
     if "name" in params:
         params["name"] = CUSTOM
+    if "export_id" in params:
+        params["export_id"] = str(world.export.pk)
     for key in ("id", "pk"):
         if key in params:
             params[key] = str(world.escalation.pk)
@@ -110,6 +112,8 @@ def _bounded_wait(case: Any) -> Any:
 # paths and their response schemas are exercised, not only refusals).
 MUST_SUCCEED = {
     "GET /api/v1/agent/hooks": {"pat_admin", "agent"},
+    "GET /api/v1/connect/{runtime}": {"pat_admin", "agent"},
+    "POST /api/v1/hooks/{runtime}": {"agent"},
     "PUT /api/v1/agent/hooks": {"pat_admin", "agent"},
     "GET /api/v1/declaration": {"agent"},
     "GET /api/v1/escalations": {"pat_admin", "pat_rev"},
@@ -120,6 +124,7 @@ MUST_SUCCEED = {
     "POST /api/v1/records": {"agent"},
     "POST /api/v1/records/dead-letters": {"agent"},
     "GET /api/v1/records/export": {"pat_admin", "pat_auditor"},
+    "GET /api/v1/records/export/{export_id}/manifest": {"pat_admin", "pat_auditor"},
     "GET /api/v2/extendedAgent/agents": {"pat_admin", "agent"},
     "GET /api/v2/extendedAgent/agents/{name}": {"pat_admin", "agent"},
     "PUT /api/v2/extendedAgent/agents/{name}": {"pat_admin", "agent"},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from django.db import transaction
@@ -17,7 +18,7 @@ from django.http import HttpResponseBase
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from tests.security.matrix import LOGIN, ROWS, Row
+from tests.security.matrix import LOGIN, ROWS, SLACK_SECRET, Row
 from tests.security.world import (
     PERSONAS,
     SESSION_PERSONAS,
@@ -30,6 +31,14 @@ from tests.security.world import (
 pytestmark = pytest.mark.django_db
 
 FOREIGN = ("agent_other", "rev_other", "pat_rev_other")
+
+
+@pytest.fixture(autouse=True)
+def _slack_signing_secret(settings: Any) -> None:
+    """The secret the matrix's signed Slack row is signed with."""
+    settings.CONSOLE_SLACK_SIGNING_SECRET = SLACK_SECRET
+
+
 SUCCESS = {200, 201, 202, 204, 302}
 PROBED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
@@ -57,7 +66,7 @@ def perform(
     client = world.client(persona, enforce_csrf_checks=csrf)
     url = world.fmt(row.url)
     data = row.data(world) if callable(row.data) else row.data
-    headers = world.headers(persona)
+    headers = {**world.headers(persona), **(row.headers(world) if row.headers else {})}
     with transaction.atomic():
         before = fingerprint()
         if method == "GET":
@@ -167,7 +176,7 @@ def test_unserved_methods_are_405(world: World, route: str) -> None:
 UNSAFE_SESSION_ROWS = [
     (row, persona)
     for row in ROWS
-    if row.method != "GET"
+    if row.method != "GET" and not row.csrf_exempt
     for persona in ("anon", *SESSION_PERSONAS)
     if row.expect[persona] in SUCCESS
 ]

@@ -49,10 +49,17 @@ def _pages(world: World) -> dict[str, list[str]]:
             f"{a}/history/{world.revision}/",
             "/approvals/",
             "/approvals/history/",
+            f"/approvals/{world.escalation.pk}/",
             *audit,
             "/api/docs/",
         ],
-        "rev": ["/approvals/", "/approvals/history/", "/api/docs/"],
+        "rev": [
+            "/approvals/",
+            "/approvals/history/",
+            world.fmt("/approvals/link/{link}/"),
+            f"/approvals/{world.escalation.pk}/",
+            "/api/docs/",
+        ],
         "auditor": [*audit, "/api/docs/"],
     }
 

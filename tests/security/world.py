@@ -35,8 +35,9 @@ from django.utils import timezone
 from agents import services as agent_services
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
 from approvals import services as approval_services
+from approvals.links import decision_link_token
 from approvals.models import Escalation, EscalationVote
-from audit.models import InterceptionRecord
+from audit.models import InterceptionRecord, RecordExport
 from console import services as console_services
 from console.governance.models import GovernanceEvent
 from console.models import ApiToken
@@ -84,6 +85,7 @@ class World:
     revision: int  # sre-agent's first revision (rolling back to it changes the hooks)
     escalation: Escalation  # pending, sre-agent
     record: InterceptionRecord  # of sre-agent, in SRE_SESSION
+    export: RecordExport  # a complete export of sre-agent's records, by the auditor
     sessions: dict[str, str] = field(default_factory=dict)  # persona -> sessionid cookie
 
     def markers(self) -> list[str]:
@@ -117,6 +119,8 @@ class World:
             escalation=self.escalation.pk,
             record=self.record.pk,
             session=SRE_SESSION,
+            link=decision_link_token(self.escalation),
+            export=self.export.pk,
         )
 
 
@@ -218,9 +222,20 @@ def build_world() -> World:
         revision=ConfigRevision.objects.filter(agent=sre).order_by("number").first().number,
         escalation=_escalate(tokens["agent"]),
         record=InterceptionRecord.objects.filter(agent=sre, session_id=SRE_SESSION).first(),
+        export=_export(users["auditor"]),
     )
     world.sessions = {p: _session_cookie(users[p]) for p in SESSION_PERSONAS}
     return world
+
+
+def _export(auditor: User) -> RecordExport:
+    """An export of sre-agent's records, streamed to the end (so its manifest is complete)."""
+    client = Client()
+    client.force_login(auditor)
+    response = client.get("/api/v1/records/export", {"format": "jsonl", "agent": SRE})
+    assert response.status_code == 200
+    b"".join(response.streaming_content)
+    return RecordExport.objects.get(pk=response["X-Export-Id"])
 
 
 def fingerprint() -> tuple[int, ...]:

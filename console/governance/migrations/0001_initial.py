@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("agents", "0001_initial"),
-        ("audit", "0005_governanceevent_moved_to_governance"),
+        ("audit", "0006_governanceevent_moved_to_governance"),
         ("contenttypes", "0002_remove_content_type_name"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

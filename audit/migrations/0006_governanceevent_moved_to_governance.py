@@ -7,7 +7,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audit", "0004_dead_letter_reports"),
+        ("audit", "0005_record_export"),
     ]
 
     operations = [

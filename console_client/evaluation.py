@@ -1,0 +1,487 @@
+"""Evaluating one event against the effective hook list: the one implementation shared by
+the agent side (the interceptors of `console_client.interceptors`, run by agent_framework's
+middleware) and the console's adapters for other agent runtimes (Claude Code, Codex, ...).
+
+Two layers:
+
+- the per-hook rules (`hook_verdict`, `approval_verdict`): does the matcher match, is a
+  PostToolUse of a failed tool skipped, are prompt Stop hooks past `maxRejections`, and what
+  a HookResult means as an AGENT-HOOKS verdict (block → deny, ask → liftable deny, a Stop
+  rejection → warn with the reason kept for the continuation, additionalContext kept for
+  the next model request, a hook error → warn);
+- `evaluate_event`: one AGENT-HOOKS context emitted through the SDK's own emitter, built from
+  the console's declaration with console_client's registry, so order (agent level first,
+  then the custom agent's), composition (`sequential/run_all`), timeouts, evaluate_only and
+  the approval seam are the SDK's. It returns what a runtime needs to answer: deny with the
+  full reason, an approval (with the reviewer's edited arguments), PostToolUse context, Stop
+  rejections, and the payload-free record.
+
+Pure Python: no Django.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent_hooks import (
+    ALLOW,
+    AgentContextBuilder,
+    ApprovalResolution,
+    CompositionConfig,
+    Decision,
+    EnforcementMode,
+    HostRegistry,
+    InterceptionEmitter,
+    InterceptionPoint,
+    InterceptionRecord,
+    Verdict,
+)
+
+from console_client.context_mapping import (
+    TurnFacts,
+    hook_context,
+    matcher_matches,
+    tool_result_text,
+)
+from console_client.results import HookResult
+
+REASON_BLOCKED = "console:hook_blocked"
+REASON_ASKED = "console:hook_asked"
+REASON_APPROVAL = "console:approval_required"
+REASON_HOOK_ERROR = "console:hook_error"
+REASON_STOP_REJECTED = "console:stop_rejected"
+REASON_STOP_BOUND = "console:max_rejections_reached"
+REASON_CONTEXT = "console:additional_context"
+REASON_NOT_GOVERNED = "console:not_governed"
+
+MAX_REJECTIONS_DEFAULT = 3
+DEFAULT_MAX_TURNS = 40
+KIND_PROMPT = "console.prompt"
+
+HookRunner = Callable[..., Awaitable[HookResult]]
+
+
+class Transcript(Protocol):
+    """Where the session's conversation is written for hooks to read (execution_summary)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def append(self, role: str, content: str, **extra: Any) -> None: ...
+
+
+@dataclass
+class SessionState:
+    """Everything one hooks session (one `ConsoleHooks.run`, or one runtime event) accumulates."""
+
+    session_id: str
+    agent_name: str
+    transcript: Transcript
+    # The most model calls the whole session can make (client.session_max_turns).
+    max_turns: int = DEFAULT_MAX_TURNS
+    max_prompt_rejections: int = MAX_REJECTIONS_DEFAULT
+    # Model calls so far in the session: the Stop continuations (each a new `agent.run`,
+    # each emitting `input` again) go on counting; a new `ConsoleHooks.run` starts at 0.
+    turn: int = 0
+    stop_rejection_count: int = 0
+    # Reasons given by Stop hooks at the latest `output` emission, in hook order.
+    stop_rejections: list[str] = field(default_factory=list)
+    # PostToolUse additionalContext per tool call id (the last hook's wins) ...
+    pending_context: dict[str, str] = field(default_factory=dict)
+    # ... and once injected, kept so every later request carries it at the same place.
+    injected_context: list[tuple[str, str]] = field(default_factory=list)
+    tool_names: dict[int, str] = field(default_factory=dict)
+    tool_schemas: dict[str, Any] = field(default_factory=dict)
+    # The full words of each hook that denied, by binding id (records carry 256 bytes).
+    deny_messages: dict[str, str] = field(default_factory=dict)
+
+    def facts(self) -> TurnFacts:
+        return TurnFacts(
+            agent_name=self.agent_name,
+            current_turn=self.turn,
+            max_turns=self.max_turns,
+            transcript_path=str(self.transcript.path),
+            stop_rejection_count=self.stop_rejection_count,
+        )
+
+
+CURRENT_SESSION: ContextVar[SessionState | None] = ContextVar(
+    "console_client_session", default=None
+)
+
+
+def current_session() -> SessionState:
+    state = CURRENT_SESSION.get()
+    if state is None:
+        raise RuntimeError(
+            "No console hooks session is active: run the agent with `await hooks.run(agent, ...)`."
+        )
+    return state
+
+
+def max_prompt_rejections(document: dict[str, Any]) -> int:
+    """SPEC §1: the maximum `maxRejections` over prompt Stop hooks (default 3)."""
+    values = [
+        int(binding["config"].get("maxRejections", MAX_REJECTIONS_DEFAULT))
+        for binding in document.get("bindings", [])
+        if binding.get("kind") == KIND_PROMPT
+        and binding.get("at") == [InterceptionPoint.OUTPUT.value]
+        and isinstance(binding.get("config"), dict)
+    ]
+    return max(values, default=MAX_REJECTIONS_DEFAULT)
+
+
+# ---- the per-hook rules ---------------------------------------------------------------
+
+
+def _tool_call(context: dict[str, Any]) -> dict[str, Any]:
+    tool_call = context.get("tool_call")
+    return tool_call if isinstance(tool_call, dict) else {}
+
+
+def hook_applies(hook: dict[str, Any], event: str, context: dict[str, Any]) -> bool:
+    """Whether a command/prompt hook runs for this context at all."""
+    if event in ("PreToolUse", "PostToolUse"):
+        if not matcher_matches(hook.get("matcher"), str(_tool_call(context).get("name", ""))):
+            return False
+        # SPEC §1: PostToolUse fires when a tool finished successfully.
+        result = context.get("tool_result")
+        if event == "PostToolUse" and isinstance(result, dict) and result.get("is_error"):
+            return False
+    return True
+
+
+async def hook_verdict(
+    *,
+    key: str,
+    hook: dict[str, Any],
+    event: str,
+    context: dict[str, Any],
+    state: SessionState,
+    runner: HookRunner,
+) -> Verdict:
+    """One command or prompt hook on one AGENT-HOOKS context, as a verdict."""
+    if not hook_applies(hook, event, context):
+        return ALLOW
+    if (
+        event == "Stop"
+        and hook.get("type") == "prompt"
+        and state.stop_rejection_count >= state.max_prompt_rejections
+    ):
+        return Verdict.warn(
+            reason=REASON_STOP_BOUND,
+            message=f"Prompt Stop hooks stop after {state.max_prompt_rejections} rejections.",
+        )
+    hook_ctx = hook_context(event, context, state.facts())
+    result = await runner(hook, hook_ctx, transcript_path=str(state.transcript.path))
+    return result_verdict(key=key, event=event, result=result, state=state, context=context)
+
+
+def result_verdict(
+    *,
+    key: str,
+    event: str,
+    result: HookResult,
+    state: SessionState,
+    context: dict[str, Any],
+) -> Verdict:
+    """What one hook's result means at its event (SPEC §1, DESIGN §3)."""
+    reason = (result.reason or "").strip()
+    if event == "Stop":
+        if result.decision != "allow" and reason:
+            state.stop_rejections.append(reason)
+            return Verdict.warn(reason=REASON_STOP_REJECTED, message=reason)
+        # A rejection without a reason counts as approval (SPEC §1).
+        return _allow(result)
+    if result.decision == "block" or (result.decision == "ask" and event != "PreToolUse"):
+        message = reason or f"Blocked by hook {key}."
+        state.deny_messages[key] = message
+        return Verdict.deny(reason=REASON_BLOCKED, message=message)
+    if result.decision == "ask":
+        message = reason or f"Hook {key} asks a reviewer to approve this call."
+        state.deny_messages[key] = message
+        return Verdict(
+            decision=Decision.DENY,
+            reason=REASON_ASKED,
+            message=message,
+            approval={"hook": key},
+        )
+    if event == "PostToolUse" and result.additional_context:
+        call_id = str(_tool_call(context).get("id", ""))
+        state.pending_context[call_id] = result.additional_context
+    return _allow(result)
+
+
+def _allow(result: HookResult) -> Verdict:
+    if result.error:
+        return Verdict.warn(reason=REASON_HOOK_ERROR, message=result.error)
+    return ALLOW
+
+
+def approval_verdict(*, key: str, hook: dict[str, Any], context: dict[str, Any]) -> Verdict:
+    """A PreToolUse `approval` hook: every matching call waits for reviewers."""
+    tool_name = str(_tool_call(context).get("name", ""))
+    if not matcher_matches(hook.get("matcher"), tool_name):
+        return ALLOW
+    return Verdict(
+        decision=Decision.DENY,
+        reason=REASON_APPROVAL,
+        message=f"{tool_name} needs a reviewer's approval (hook {key}).",
+        approval={
+            "hook": key,
+            "expires_in": hook.get("expiresIn"),
+            "approvals_required": hook.get("approvalsRequired"),
+        },
+    )
+
+
+# ---- one event, end to end ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventInput:
+    """One event of an agent runtime, already mapped onto the console's events.
+
+    `event` is Stop, PostToolUse or PreToolUse; `sequence` is the event's position in the
+    runtime's session (the console keeps the counter, so records never collide).
+    """
+
+    event: str
+    agent_id: str
+    agent_name: str
+    framework: str
+    session_id: str
+    sequence: int
+    tool_name: str = ""
+    tool_call_id: str = ""
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    tool_result: Any = None
+    tool_failed: bool = False
+    final_output: str = ""
+    stop_rejection_count: int = 0
+    turn: int = 0
+
+
+@dataclass
+class EventOutcome:
+    """What the hooks decided for one event."""
+
+    record: InterceptionRecord
+    enforced: bool
+    # PreToolUse / PostToolUse: the call (or its result) must not go on; `message` says why.
+    denied: bool = False
+    message: str = ""
+    # PreToolUse: a reviewer approved; `updated_input` is the complete edited input, if any.
+    approved: bool = False
+    updated_input: dict[str, Any] | None = None
+    # PostToolUse: what the model should read next (the last hook's wins).
+    additional_context: str | None = None
+    # Stop: the reasons to continue with, in hook order (empty: the agent may stop).
+    stop_reasons: list[str] = field(default_factory=list)
+
+
+POINT_OF_EVENT = {
+    "PreToolUse": InterceptionPoint.PRE_TOOL_CALL,
+    "PostToolUse": InterceptionPoint.POST_TOOL_CALL,
+    "Stop": InterceptionPoint.OUTPUT,
+}
+
+
+def event_context(event: EventInput) -> dict[str, Any]:
+    """The AGENT-HOOKS context of one runtime event, built with the SDK's own builder."""
+    if event.event not in POINT_OF_EVENT:
+        raise ValueError(f"unknown event {event.event!r}; expected {', '.join(POINT_OF_EVENT)}")
+    builder = AgentContextBuilder(
+        agent_id=event.agent_id,
+        framework=event.framework,
+        session_id=event.session_id,
+        agent_name=event.agent_name,
+    )
+    context = _point_context(builder, POINT_OF_EVENT[event.event].value, event)
+    context["sequence"] = event.sequence
+    return context
+
+
+def _write_transcript(transcript: Transcript, event: EventInput) -> None:
+    """What the console knows of the conversation, for hooks that read execution_summary."""
+    if event.event == "Stop":
+        transcript.append("assistant", event.final_output)
+        return
+    transcript.append(
+        "assistant",
+        json.dumps({"tool_call": event.tool_name, "args": event.tool_input}, default=str),
+        tool_name=event.tool_name,
+        call_id=event.tool_call_id,
+    )
+    if event.event == "PostToolUse":
+        transcript.append(
+            "tool",
+            tool_result_text(event.tool_result),
+            tool_name=event.tool_name,
+            call_id=event.tool_call_id,
+            succeeded=not event.tool_failed,
+        )
+
+
+def _deny_message(record: InterceptionRecord, state: SessionState, resolved: str | None) -> str:
+    if resolved:
+        return resolved
+    decided = record.decided_by
+    for summary in record.verdicts:
+        if decided is not None and summary.index == decided and summary.name:
+            message = state.deny_messages.get(summary.name)
+            if message:
+                return message
+    verdict = record.verdict
+    if verdict.reason and verdict.reason.startswith("host_error:"):
+        return (
+            f"The console could not evaluate this call ({verdict.reason}); "
+            "it is blocked until it can."
+        )
+    return verdict.message or verdict.reason or "Blocked by the console's hooks."
+
+
+class _NotGoverned:
+    """The one interceptor of an event the console records but cannot govern."""
+
+    def intercept(self, context: dict[str, Any]) -> Verdict:
+        return Verdict.warn(
+            reason=REASON_NOT_GOVERNED,
+            message="The console records this event of the runtime but cannot govern it.",
+        )
+
+
+def _point_context(builder: AgentContextBuilder, point: str, event: EventInput) -> dict[str, Any]:
+    if point == "pre_tool_call":
+        return builder.pre_tool_call(
+            call_id=event.tool_call_id, name=event.tool_name, args=dict(event.tool_input)
+        )
+    if point == "post_tool_call":
+        return builder.post_tool_call(
+            call_id=event.tool_call_id,
+            name=event.tool_name,
+            args=dict(event.tool_input),
+            value=event.tool_result,
+            is_error=event.tool_failed,
+        )
+    if point == "output":
+        return builder.output(content=event.final_output)
+    if point == "input":
+        return builder.input(content="")
+    if point == "agent_startup":
+        return builder.agent_startup(tools_registered=[])
+    if point == "agent_shutdown":
+        return builder.agent_shutdown(reason="completed")
+    if point == "pre_model_call":
+        return builder.pre_model_call(model_id="runtime", messages=[])
+    if point == "post_model_call":
+        return builder.post_model_call(
+            model_id="runtime", content="", tool_calls=[], finish_reason="stop"
+        )
+    raise ValueError(f"unknown interception point {point!r}")
+
+
+async def record_ungoverned(*, event: EventInput, point: str, mode: str) -> InterceptionRecord:
+    """The record of a runtime event the console cannot govern: an allow with a
+    `console:not_governed` warning at the event's point, through the SDK's emitter."""
+    emitter = InterceptionEmitter(
+        mode=EnforcementMode(mode), composition=CompositionConfig.run_all()
+    )
+    emitter.register(_NotGoverned(), name="console-not-governed")
+    builder = AgentContextBuilder(
+        agent_id=event.agent_id,
+        framework=event.framework,
+        session_id=event.session_id,
+        agent_name=event.agent_name,
+    )
+    context = _point_context(builder, point, event)
+    context["sequence"] = event.sequence
+    return await emitter.emit_unchecked(context)
+
+
+async def evaluate_event(
+    *,
+    document: dict[str, Any],
+    registry: HostRegistry,
+    event: EventInput,
+    transcript: Transcript,
+    resolutions: Callable[[], ApprovalResolution | None] | None = None,
+    record_sink: Callable[[InterceptionRecord], None] | None = None,
+) -> EventOutcome:
+    """Evaluate one runtime event against the declaration `document` (the console's
+    effective hooks). `registry` comes from `console_client.interceptors.build_registry`;
+    `resolutions` returns the resolution the registry's resolver produced, if any, so a
+    reviewer's full reason reaches the model (records keep 256 bytes of it). `record_sink`
+    gets every record the emission produces, the fail-closed one of a cancelled
+    emission included (which then re-raises CancelledError)."""
+    emitter = InterceptionEmitter.from_declaration_value(document, registry)
+    if record_sink is not None:
+        emitter.set_record_sink(record_sink)
+    state = SessionState(
+        session_id=event.session_id,
+        agent_name=event.agent_name,
+        transcript=transcript,
+        max_prompt_rejections=max_prompt_rejections(document),
+        turn=event.turn,
+        stop_rejection_count=event.stop_rejection_count,
+    )
+    _write_transcript(transcript, event)
+    context = event_context(event)
+    token = CURRENT_SESSION.set(state)
+    try:
+        record = await emitter.emit_unchecked(context)
+    finally:
+        CURRENT_SESSION.reset(token)
+    enforced = record.mode is EnforcementMode.ENFORCE
+    outcome = EventOutcome(record=record, enforced=enforced)
+    if event.event == "Stop":
+        outcome.stop_reasons = list(state.stop_rejections)
+        return outcome
+    if not record.verdict.decision.permits:
+        resolution = resolutions() if resolutions is not None else None
+        resolved = None
+        if record.resolved_by == "rejection" and resolution is not None and resolution.verdict:
+            resolved = resolution.verdict.message
+        outcome.denied = True
+        outcome.message = _deny_message(record, state, resolved)
+        return outcome
+    outcome.approved = record.resolved_by == "approval"
+    if record.verdict.decision is Decision.TRANSFORM and isinstance(context.get("target"), dict):
+        outcome.updated_input = dict(context["target"])
+    if event.event == "PostToolUse":
+        outcome.additional_context = state.pending_context.get(event.tool_call_id)
+    return outcome
+
+
+__all__ = [
+    "CURRENT_SESSION",
+    "DEFAULT_MAX_TURNS",
+    "MAX_REJECTIONS_DEFAULT",
+    "REASON_APPROVAL",
+    "REASON_ASKED",
+    "REASON_BLOCKED",
+    "REASON_CONTEXT",
+    "REASON_HOOK_ERROR",
+    "REASON_NOT_GOVERNED",
+    "REASON_STOP_BOUND",
+    "REASON_STOP_REJECTED",
+    "EventInput",
+    "EventOutcome",
+    "HookRunner",
+    "SessionState",
+    "Transcript",
+    "approval_verdict",
+    "current_session",
+    "evaluate_event",
+    "event_context",
+    "hook_applies",
+    "hook_verdict",
+    "max_prompt_rejections",
+    "record_ungoverned",
+    "result_verdict",
+]
