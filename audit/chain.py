@@ -37,9 +37,9 @@ from audit.models import (
 )
 
 # Every stored column of a record: changing any of them breaks its hash. Deliberately a
-# literal, not derived from audit.record_schema: this list is part of the hash of every
+# literal, not derived from audit.record_fields: this list is part of the hash of every
 # sealed record, so adding, removing or renaming a field here makes existing chains fail
-# verification. Pinned by tests/audit/test_record_schema.py.
+# verification. Pinned by tests/audit/test_record_fields.py.
 SEALED_FIELDS: tuple[str, ...] = (
     "id",
     "agent_id",

@@ -41,7 +41,7 @@ from django.db.models import CharField, F, Func, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast
 
 from audit.models import ExportFormat, InterceptionRecord
-from audit.record_schema import EXPORT_COLUMNS, RECORD_FIELDS, TEXT_COLUMNS, Kind, RecordField
+from audit.record_fields import EXPORT_COLUMNS, RECORD_FIELDS, TEXT_COLUMNS, Kind, RecordField
 
 FORMATS: tuple[str, ...] = tuple(ExportFormat.values)
 MEDIA_TYPES: dict[str, str] = {
@@ -51,7 +51,7 @@ MEDIA_TYPES: dict[str, str] = {
 CHUNK_BYTES = 256 * 1024
 ROWS_PER_FETCH = 2000
 
-# The fields of audit.record_schema, in its order; TEXT_COLUMNS are formula-safe in CSV.
+# The fields of audit.record_fields, in its order; TEXT_COLUMNS are formula-safe in CSV.
 COLUMNS: tuple[str, ...] = EXPORT_COLUMNS
 # A leading `'` is prefixed too, so the rule reverses exactly: drop one leading `'`.
 PREFIXED_STARTS = "=+-@\t\r'"

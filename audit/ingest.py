@@ -175,7 +175,7 @@ class BatchInvalid(Exception):
 
 
 # One record's stored columns by column name: the keys are exactly
-# `audit.record_schema.INGEST_COLUMNS`, in that order (agent and received_at are added by
+# `audit.record_fields.INGEST_COLUMNS`, in that order (agent and received_at are added by
 # the caller). A dict, because ingest builds one per record on its hot path.
 RecordRow = dict[str, Any]
 

@@ -11,7 +11,7 @@ from rest_framework import serializers
 from audit.dead_letters import ERROR_MAX, MAX_REPORTS
 from audit.ingest import MAX_BATCH, META_KEYS
 from audit.models import ExportFormat
-from audit.record_schema import RECORD_FIELDS, Kind, RecordField
+from audit.record_fields import RECORD_FIELDS, Kind, RecordField
 
 
 @extend_schema_field(
@@ -73,7 +73,7 @@ DEAD_LETTER_REPORTS = DeadLetterReportSerializer(many=True)
 
 
 def _api_field(field: RecordField) -> serializers.Field[Any, Any, Any, Any]:
-    """The OpenAPI type of one record field (audit.record_schema)."""
+    """The OpenAPI type of one record field (audit.record_fields)."""
     described: dict[str, Any] = {"help_text": field.help_text} if field.help_text else {}
     if field.choices is not None:
         return serializers.ChoiceField(choices=field.choices.values, **described)
@@ -90,7 +90,7 @@ def _api_field(field: RecordField) -> serializers.Field[Any, Any, Any, Any]:
     return serializers.DictField(**described)
 
 
-# A record as the search API returns it: the fields of audit.record_schema, in its order.
+# A record as the search API returns it: the fields of audit.record_fields, in its order.
 class RecordSerializer(serializers.Serializer[Any]):
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         return {field.name: _api_field(field) for field in RECORD_FIELDS}

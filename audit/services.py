@@ -33,7 +33,7 @@ from audit.models import (
     RecordSeal,
     RecordSealPending,
 )
-from audit.record_schema import INGEST_COLUMNS, INGESTED_FIELDS, Kind
+from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
 from console.auth import actor_label, actor_user
 
 

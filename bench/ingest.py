@@ -99,7 +99,7 @@ def timed_copy(rows: list[tuple[object, ...]], table: str) -> float:
     """COPY `rows` in units of 500 (one HTTP batch each), one commit per unit."""
     import psycopg
 
-    from audit.record_schema import INGEST_COLUMNS
+    from audit.record_fields import INGEST_COLUMNS
 
     columns = ", ".join(("agent_id", "received_at", *INGEST_COLUMNS))
     with psycopg.connect(psycopg_conninfo()) as conn:

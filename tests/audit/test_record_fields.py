@@ -1,4 +1,4 @@
-"""The record's fields are written once (audit.record_schema) and the hash chain's field
+"""The record's fields are written once (audit.record_fields) and the hash chain's field
 list stays exactly what sealed the existing chains."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.db import models
 from audit import chain, export, ingest, services
 from audit.models import ChainHead, InterceptionRecord, RecordSeal, RecordSealPending
 from audit.openapi import RecordSerializer
-from audit.record_schema import (
+from audit.record_fields import (
     EXPORT_COLUMNS,
     INGEST_COLUMNS,
     RECORD_FIELDS,

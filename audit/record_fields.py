@@ -2,8 +2,8 @@
 
 `RECORD_FIELDS` lists every field a record shows, in the order the search API and the
 exports show them: the columns stored on `audit.models.InterceptionRecord` and the joined
-ones (the agent's slug, the chain position from `RecordSeal`). Built from it, at import
-time:
+ones (the agent's slug, the chain position from `RecordSeal`). Built from it (the column
+lists once, at import time, so ingest does no per-record work for them):
 
 - `EXPORT_COLUMNS`, `TEXT_COLUMNS` and the projection of `audit.export` (search API
   items, CSV and JSON Lines, the COPY select);
@@ -13,7 +13,7 @@ time:
 - the OpenAPI `RecordSerializer` of `audit.openapi`.
 
 The model declares the stored columns for Django and its migrations; tests hold the two
-together (tests/audit/test_record_schema.py). The hash chain's field list is deliberately
+together (tests/audit/test_record_fields.py). The hash chain's field list is deliberately
 NOT derived from here: `audit.chain.SEALED_FIELDS` is a literal, because changing it
 changes the hash of every sealed record.
 """
