@@ -36,7 +36,10 @@ from audit.models import (
     RecordSealPending,
 )
 
-# Every stored column of a record: changing any of them breaks its hash.
+# Every stored column of a record: changing any of them breaks its hash. Deliberately a
+# literal, not derived from audit.record_fields: this list is part of the hash of every
+# sealed record, so adding, removing or renaming a field here makes existing chains fail
+# verification. Pinned by tests/audit/test_record_fields.py.
 SEALED_FIELDS: tuple[str, ...] = (
     "id",
     "agent_id",

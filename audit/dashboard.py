@@ -1,15 +1,16 @@
-"""Reads for the audit dashboard: aggregate queries only (GROUP BY in the database).
+"""The audit dashboard: its aggregate reads (GROUP BY in the database) and its charts.
 
-Every function takes a record queryset already narrowed by `audit.selectors.records_filter`
+Every read takes a record queryset already narrowed by `audit.selectors.records_filter`
 (the one filter implementation), so the dashboard's agent/period choices mean what they mean
-on the search page. Each returns plain numbers that `audit.charts` draws.
+on the search page, and returns plain numbers; `dashboard_charts` has `audit.charts` draw
+them and links each bar to the record search that shows its records.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +22,24 @@ from django.db.models.functions import Extract, TruncDate
 
 from agents.models import Agent, Hook, Mode
 from approvals.selectors import decision_window
+from audit import charts
+from audit.forms import search_url
 from audit.models import InterceptionPoint, InterceptionRecord, Outcome
 
 BLOCKING_OUTCOMES = (Outcome.DENIED, Outcome.REJECTED, Outcome.EXPIRED)
 TOP_N = 10
+DASHBOARD_DAY_CHOICES = (7, 14, 30, 90)
+DASHBOARD_DEFAULT_DAYS = 14
+NARROW_CHART_WIDTH = 400
+
+
+def dashboard_days(raw: str | None) -> int:
+    """The `?days=` period: one of DASHBOARD_DAY_CHOICES, else the default."""
+    try:
+        value = int(raw or DASHBOARD_DEFAULT_DAYS)
+    except ValueError:
+        return DASHBOARD_DEFAULT_DAYS
+    return value if value in DASHBOARD_DAY_CHOICES else DASHBOARD_DEFAULT_DAYS
 
 
 def days_between(since: dt.date, until: dt.date) -> list[dt.date]:
@@ -208,3 +223,107 @@ def reviewer_wait(
         len(everything),
         pending,
     )
+
+
+# --- charts ---------------------------------------------------------------------------------
+
+
+def _outcome_series(keys: Iterable[str], values: Mapping[str, list[float]]) -> list[charts.Series]:
+    labels = dict(Outcome.choices)
+    return [
+        charts.Series(key, labels[key], charts.OUTCOME_COLORS[key], values.get(key, []))
+        for key in keys
+    ]
+
+
+def _responsive(draw: Any, *, width: int = 960, **kwargs: Any) -> dict[str, Any]:
+    """The chart drawn for a desktop column and for a phone: SVG text scales with the
+    viewBox, so one drawing can't be legible at both; CSS shows one of the two."""
+    return {"wide": draw(width=width, **kwargs), "narrow": draw(width=NARROW_CHART_WIDTH, **kwargs)}
+
+
+def dashboard_charts(
+    qs: QuerySet[InterceptionRecord],
+    *,
+    first_day: dt.date,
+    last_day: dt.date,
+    wait: WaitStats,
+    params: Mapping[str, str],
+) -> dict[str, Any]:
+    days = days_between(first_day, last_day)
+    day_labels = [d.strftime("%b %d") for d in days]
+    summary = overview(qs)
+    by_day = summary.by_day
+    present = {o for counts in by_day.values() for o in counts}
+    keys = [o for o in Outcome.values if o in present]
+    values = {k: [float(by_day.get(d, {}).get(k, 0)) for d in days] for k in keys}
+    base = {"agent": params.get("agent", ""), "since": params.get("since", "")}
+
+    reasons = top_deny_reasons(qs)
+    reason_rows = [
+        (f"{r['message'] or r['reason'] or '(no reason)'}", {"denied": r["count"]}) for r in reasons
+    ]
+    hooks = hooks_by_problem(qs)
+    hook_series = [
+        charts.Series("blocks", "Blocks", charts.OUTCOME_COLORS["denied"], []),
+        charts.Series(
+            "refusals", "Approval refused/expired", charts.OUTCOME_COLORS["rejected"], []
+        ),
+        charts.Series("errors", "Errors", charts.OUTCOME_COLORS["host_error"], []),
+        charts.Series("timeouts", "Timeouts", charts.OUTCOME_COLORS["warned"], []),
+    ]
+    per_agent = summary.per_agent
+    agent_keys = [o for o in Outcome.values if any(o in counts for _, counts in per_agent)]
+    context: dict[str, Any] = {
+        "totals": summary.totals,
+        "outcomes_chart": _responsive(
+            charts.stacked_bars,
+            categories=day_labels,
+            series=_outcome_series(keys, values),
+            label="Records per day by outcome",
+        ),
+        "reasons": reasons,
+        "reasons_chart": _responsive(
+            charts.horizontal_bars,
+            rows=reason_rows,
+            series=_outcome_series(["denied"], {}),
+            label="Top deny reasons",
+            width=480,
+            label_above=True,
+            links=[search_url(**base, outcome="denied", q=r["reason"]) for r in reasons],
+        ),
+        "hooks": hooks,
+        "hooks_chart": _responsive(
+            charts.horizontal_bars,
+            rows=[(h["label"], {s.key: h[s.key] for s in hook_series}) for h in hooks],
+            series=hook_series,
+            label="Hooks by blocks, refusals, errors and timeouts",
+            label_above=True,
+            links=[search_url(**base, hook=h["decided_hook"]) for h in hooks],
+            empty_message="No hook blocked or failed in this period",
+        ),
+        "agents_chart": _responsive(
+            charts.horizontal_bars,
+            rows=per_agent,
+            series=_outcome_series(agent_keys, {}),
+            label="Records per agent by outcome",
+            width=480,
+            label_width=120,
+            links=[search_url(agent=slug, since=base["since"]) for slug, _ in per_agent],
+        ),
+        "wait": wait,
+    }
+    p50 = [wait.by_day[d][0] if d in wait.by_day else None for d in days]
+    p95 = [wait.by_day[d][1] if d in wait.by_day else None for d in days]
+    context["wait_chart"] = _responsive(
+        charts.lines,
+        categories=day_labels,
+        series=[
+            charts.Series("p50", "p50", charts.PALETTE[0], p50),
+            charts.Series("p95", "p95", charts.PALETTE[1], p95),
+        ],
+        label="Reviewer wait per day (created → decided)",
+        unit=" s",
+        empty_message="No escalation was decided in this period",
+    )
+    return context

@@ -30,6 +30,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+import operator
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, overload
@@ -40,6 +41,7 @@ from django.db.models import CharField, F, Func, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast
 
 from audit.models import ExportFormat, InterceptionRecord
+from audit.record_fields import EXPORT_COLUMNS, RECORD_FIELDS, TEXT_COLUMNS, Kind, RecordField
 
 FORMATS: tuple[str, ...] = tuple(ExportFormat.values)
 MEDIA_TYPES: dict[str, str] = {
@@ -49,58 +51,10 @@ MEDIA_TYPES: dict[str, str] = {
 CHUNK_BYTES = 256 * 1024
 ROWS_PER_FETCH = 2000
 
-COLUMNS: tuple[str, ...] = (
-    "id",
-    "timestamp",
-    "received_at",
-    "agent",
-    "custom_agent",
-    "session_id",
-    "sequence",
-    "interception_point",
-    "mode",
-    "decision",
-    "outcome",
-    "reason",
-    "resolved_by",
-    "decided_by",
-    "decided_hook",
-    "fold_truncated",
-    "input_identity",
-    "enforced_identity",
-    "hook_ids",
-    "tool_name",
-    "framework",
-    "revision",
-    "chain_seq",
-    "chain_prev",
-    "chain_hash",
-    "record",
-)
-# The CSV cells a spreadsheet could run as a formula: every text column. The others are
-# integers, our UTC timestamps, true/false or JSON documents (`[…]`, `{…}`).
-_NOT_TEXT = {
-    "id",
-    "timestamp",
-    "received_at",
-    "sequence",
-    "decided_by",
-    "fold_truncated",
-    "hook_ids",
-    "chain_seq",
-    "record",
-}
-TEXT_COLUMNS: tuple[str, ...] = tuple(name for name in COLUMNS if name not in _NOT_TEXT)
+# The fields of audit.record_fields, in its order; TEXT_COLUMNS are formula-safe in CSV.
+COLUMNS: tuple[str, ...] = EXPORT_COLUMNS
 # A leading `'` is prefixed too, so the rule reverses exactly: drop one leading `'`.
 PREFIXED_STARTS = "=+-@\t\r'"
-# Model lookups behind each column (for the Python path and the COPY path alike).
-_SOURCES: dict[str, str] = {
-    "agent": "agent__slug",
-    "chain_seq": "seal__chain_seq",
-    "chain_prev": "seal__chain_prev",
-    "chain_hash": "seal__chain_hash",
-    "record": "raw",
-}
 
 
 @overload
@@ -116,37 +70,25 @@ def iso(value: dt.datetime | None) -> str | None:
     return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _getter(field: RecordField) -> Callable[[InterceptionRecord], Any]:
+    """How `record_as_dict` reads one field from a record (its `seal` and `agent` joined)."""
+    if field.column is None:  # joined through a relation that is absent until sealed
+        relation, name = field.source.split("__")
+        return lambda record: getattr(getattr(record, relation, None), name, None)
+    get = operator.attrgetter(field.source.replace("__", "."))
+    if field.kind == Kind.DATETIME:
+        return lambda record: iso(get(record))
+    if field.kind == Kind.TEXT_LIST:
+        return lambda record: list(get(record))
+    return get
+
+
+_GETTERS = tuple((field.name, _getter(field)) for field in RECORD_FIELDS)
+
+
 def record_as_dict(record: InterceptionRecord) -> dict[str, Any]:
     """A record as the search API and JSONL export show it (`seal` and `agent` joined)."""
-    seal = getattr(record, "seal", None)
-    return {
-        "id": record.pk,
-        "timestamp": iso(record.timestamp),
-        "received_at": iso(record.received_at),
-        "agent": record.agent.slug,
-        "custom_agent": record.custom_agent,
-        "session_id": record.session_id,
-        "sequence": record.sequence,
-        "interception_point": record.interception_point,
-        "mode": record.mode,
-        "decision": record.decision,
-        "outcome": record.outcome,
-        "reason": record.reason,
-        "resolved_by": record.resolved_by,
-        "decided_by": record.decided_by,
-        "decided_hook": record.decided_hook,
-        "fold_truncated": record.fold_truncated,
-        "input_identity": record.input_identity,
-        "enforced_identity": record.enforced_identity,
-        "hook_ids": list(record.hook_ids),
-        "tool_name": record.tool_name,
-        "framework": record.framework,
-        "revision": record.revision,
-        "chain_seq": seal.chain_seq if seal else None,
-        "chain_prev": seal.chain_prev if seal else None,
-        "chain_hash": seal.chain_hash if seal else None,
-        "record": record.raw,
-    }
+    return {name: get(record) for name, get in _GETTERS}
 
 
 def formula_safe(value: str) -> str:
@@ -214,18 +156,18 @@ def _copy_select(qs: QuerySet[InterceptionRecord], fmt: str) -> tuple[str, list[
     text = TextField()
     query: QuerySet[Any, Any]
     exprs: dict[str, Any] = {}
-    for name in COLUMNS:
-        source = _SOURCES.get(name, name)
-        if name in ("timestamp", "received_at"):
-            exprs[name] = _UtcIso(F(source))
-        elif fmt == "csv" and name == "hook_ids":
-            exprs[name] = Func(F(source), function="to_json", output_field=text)
-        elif fmt == "csv" and name == "fold_truncated":
-            exprs[name] = Cast(F(source), output_field=text)
-        elif fmt == "csv" and name in TEXT_COLUMNS:
-            exprs[name] = _FormulaSafe(F(source))
+    for field in RECORD_FIELDS:
+        source = F(field.source)
+        if field.kind == Kind.DATETIME:
+            exprs[field.name] = _UtcIso(source)
+        elif fmt == "csv" and field.kind == Kind.TEXT_LIST:
+            exprs[field.name] = Func(source, function="to_json", output_field=text)
+        elif fmt == "csv" and field.kind == Kind.BOOLEAN:
+            exprs[field.name] = Cast(source, output_field=text)
+        elif fmt == "csv" and field.is_text:
+            exprs[field.name] = _FormulaSafe(source)
         else:
-            exprs[name] = F(source)
+            exprs[field.name] = source
     if fmt == "jsonl":
         pairs: list[Any] = []
         for name in COLUMNS:

@@ -31,7 +31,6 @@ import datetime as dt
 import functools
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -175,34 +174,15 @@ class BatchInvalid(Exception):
         self.fields = fields
 
 
-@dataclass(frozen=True, slots=True)
-class RecordRow:
-    """The stored columns of one record (agent and received_at are added by the caller)."""
+# One record's stored columns by column name: the keys are exactly
+# `audit.record_fields.INGEST_COLUMNS`, in that order (agent and received_at are added by
+# the caller). A dict, because ingest builds one per record on its hot path.
+RecordRow = dict[str, Any]
 
-    custom_agent: str
-    session_id: str
-    sequence: int
-    interception_point: str
-    mode: str
-    decision: str
-    outcome: str
-    reason: str
-    resolved_by: str
-    decided_by: int | None
-    decided_hook: str
-    fold_truncated: bool | None
-    input_identity: str
-    enforced_identity: str
-    timestamp: dt.datetime | None
-    hook_ids: list[str]
-    tool_name: str
-    framework: str
-    revision: str
-    raw: dict[str, Any]
 
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.session_id, self.sequence)
+def row_key(row: RecordRow) -> tuple[str, int]:
+    """The row's idempotency key within its agent: (session_id, sequence)."""
+    return (row["session_id"], row["sequence"])
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -460,28 +440,28 @@ def row_from_item(record: dict[str, Any], meta: dict[str, Any] | None) -> Record
     hook_ids = list(dict.fromkeys(str(v["name"]) for v in verdicts if v.get("name")))
     timestamp = parse_timestamp(record.get("timestamp"))
     revision = meta.get("revision")
-    return RecordRow(
-        custom_agent=meta.get("custom_agent") or "",
-        session_id=record["session_id"],
-        sequence=int(record["sequence"]),
-        interception_point=record["interception_point"],
-        mode=record["mode"],
-        decision=verdict["decision"],
-        outcome=record_outcome(record),
-        reason=reason,
-        resolved_by=record.get("resolved_by") or "",
-        decided_by=None if record.get("decided_by") is None else int(record["decided_by"]),
-        decided_hook=_decided_hook(record, verdicts, reason),
-        fold_truncated=record.get("fold_truncated"),
-        input_identity=record.get("input_identity") or "",
-        enforced_identity=record.get("enforced_identity") or "",
-        timestamp=timestamp if isinstance(timestamp, dt.datetime) else None,
-        hook_ids=hook_ids,
-        tool_name=meta.get("tool_name") or "",
-        framework=meta.get("framework") or "",
-        revision="" if revision is None else str(revision),
-        raw=record,
-    )
+    return {
+        "timestamp": timestamp if isinstance(timestamp, dt.datetime) else None,
+        "custom_agent": meta.get("custom_agent") or "",
+        "session_id": record["session_id"],
+        "sequence": int(record["sequence"]),
+        "interception_point": record["interception_point"],
+        "mode": record["mode"],
+        "decision": verdict["decision"],
+        "outcome": record_outcome(record),
+        "reason": reason,
+        "resolved_by": record.get("resolved_by") or "",
+        "decided_by": None if record.get("decided_by") is None else int(record["decided_by"]),
+        "decided_hook": _decided_hook(record, verdicts, reason),
+        "fold_truncated": record.get("fold_truncated"),
+        "input_identity": record.get("input_identity") or "",
+        "enforced_identity": record.get("enforced_identity") or "",
+        "hook_ids": hook_ids,
+        "tool_name": meta.get("tool_name") or "",
+        "framework": meta.get("framework") or "",
+        "revision": "" if revision is None else str(revision),
+        "raw": record,
+    }
 
 
 def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, str]]:

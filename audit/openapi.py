@@ -8,10 +8,10 @@ from typing import Any
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
-from agents.models import Mode
 from audit.dead_letters import ERROR_MAX, MAX_REPORTS
 from audit.ingest import MAX_BATCH, META_KEYS
-from audit.models import Decision, ExportFormat, InterceptionPoint, Outcome
+from audit.models import ExportFormat
+from audit.record_fields import RECORD_FIELDS, Kind, RecordField
 
 
 @extend_schema_field(
@@ -72,33 +72,28 @@ class DeadLetterReportSerializer(serializers.Serializer[Any]):
 DEAD_LETTER_REPORTS = DeadLetterReportSerializer(many=True)
 
 
+def _api_field(field: RecordField) -> serializers.Field[Any, Any, Any, Any]:
+    """The OpenAPI type of one record field (audit.record_fields)."""
+    described: dict[str, Any] = {"help_text": field.help_text} if field.help_text else {}
+    if field.choices is not None:
+        return serializers.ChoiceField(choices=field.choices.values, **described)
+    if field.kind in (Kind.BIGINT, Kind.INTEGER):
+        return serializers.IntegerField(allow_null=field.null, **described)
+    if field.kind == Kind.TEXT:
+        return serializers.CharField(allow_blank=field.blank, allow_null=field.null, **described)
+    if field.kind == Kind.BOOLEAN:
+        return serializers.BooleanField(allow_null=field.null, **described)
+    if field.kind == Kind.DATETIME:
+        return serializers.DateTimeField(allow_null=field.null, **described)
+    if field.kind == Kind.TEXT_LIST:
+        return serializers.ListField(child=serializers.CharField(), **described)
+    return serializers.DictField(**described)
+
+
+# A record as the search API returns it: the fields of audit.record_fields, in its order.
 class RecordSerializer(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    timestamp = serializers.DateTimeField()
-    received_at = serializers.DateTimeField()
-    agent = serializers.CharField()
-    custom_agent = serializers.CharField(allow_blank=True)
-    session_id = serializers.CharField()
-    sequence = serializers.IntegerField()
-    interception_point = serializers.ChoiceField(choices=InterceptionPoint.values)
-    mode = serializers.ChoiceField(choices=Mode.values)
-    decision = serializers.ChoiceField(choices=Decision.values)
-    outcome = serializers.ChoiceField(choices=Outcome.values)
-    reason = serializers.CharField(allow_blank=True)
-    resolved_by = serializers.CharField(allow_blank=True)
-    decided_by = serializers.IntegerField(allow_null=True)
-    decided_hook = serializers.CharField(allow_blank=True)
-    fold_truncated = serializers.BooleanField(allow_null=True)
-    input_identity = serializers.CharField(allow_blank=True)
-    enforced_identity = serializers.CharField(allow_blank=True)
-    hook_ids = serializers.ListField(child=serializers.CharField())
-    tool_name = serializers.CharField(allow_blank=True)
-    framework = serializers.CharField(allow_blank=True)
-    revision = serializers.CharField(allow_blank=True)
-    chain_seq = serializers.IntegerField(allow_null=True)
-    chain_prev = serializers.CharField(allow_null=True)
-    chain_hash = serializers.CharField(allow_null=True)
-    record = serializers.DictField(help_text="The record wire as the agent sent it.")
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        return {field.name: _api_field(field) for field in RECORD_FIELDS}
 
 
 class RecordPageSerializer(serializers.Serializer[Any]):

@@ -28,12 +28,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from agents.models import Mode
+from agents.models import Agent, Mode
 from audit.models import (
     DeadLetterReport,
     Decision,
@@ -68,6 +68,8 @@ FILTER_CHOICES: dict[str, list[tuple[str, str]]] = {
     "outcome": list(Outcome.choices),
     "mode": list(Mode.choices),
 }
+SESSIONS_LIMIT = 50
+BLOCKED = (Outcome.DENIED, Outcome.REJECTED, Outcome.EXPIRED, Outcome.HOST_ERROR)
 MAX_PAGE_SIZE = 500
 DEFAULT_PAGE_SIZE = 50
 _MAX_FILTER_LENGTH = 200
@@ -280,6 +282,40 @@ def session_records(
     return qs.order_by("sequence", "agent_id", "id")
 
 
+def recent_sessions(qs: QuerySet[InterceptionRecord]) -> list[dict[str, Any]]:
+    """Most recently active sessions of a filtered record set, one GROUP BY query: per
+    (agent__slug, session_id) the first/last timestamp and sequence, counts, and `gaps`
+    (the sequence numbers in the period are not contiguous)."""
+    rows = (
+        qs.order_by()
+        .values("agent__slug", "session_id")
+        .annotate(
+            started=Min("timestamp"),
+            ended=Max("timestamp"),
+            records=Count("id"),
+            blocked=Count("id", filter=Q(outcome__in=BLOCKED)),
+            approved=Count("id", filter=Q(outcome=Outcome.APPROVED)),
+            evaluate_only=Count("id", filter=Q(mode="evaluate_only")),
+            shutdown=Count("id", filter=Q(interception_point=InterceptionPoint.AGENT_SHUTDOWN)),
+            custom_agent=Max("custom_agent"),
+            first_seq=Min("sequence"),
+            last_seq=Max("sequence"),
+        )
+        .order_by("-ended", "session_id")[:SESSIONS_LIMIT]
+    )
+    result: list[dict[str, Any]] = []
+    for aggregated in rows:
+        row: dict[str, Any] = dict(aggregated)
+        row["gaps"] = row["last_seq"] - row["first_seq"] + 1 != row["records"]
+        result.append(row)
+    return result
+
+
+def agent_slugs() -> list[str]:
+    """Every agent's slug, in order: the options of the pages' agent filters."""
+    return list(Agent.objects.order_by("slug").values_list("slug", flat=True))
+
+
 def governance_events_visible_to(user: Any) -> QuerySet[GovernanceEvent]:
     """Governance events are read by auditors and admins only."""
     if is_auditor(user):
@@ -317,6 +353,18 @@ def governance_events_filter(params: Mapping[str, Any], *, user: Any) -> QuerySe
     if until is not None:
         qs = qs.filter(at__lt=until)
     return qs.order_by("-at", "-id")
+
+
+def governance_actions() -> list[str]:
+    """The distinct actions of the governance log, in order (the action filter's options)."""
+    actions = GovernanceEvent.objects.order_by("action").values_list("action", flat=True)
+    return list(actions.distinct())
+
+
+def governance_actor_labels(limit: int = 200) -> list[str]:
+    """Up to `limit` distinct actor labels, in order (the actor filter's suggestions)."""
+    labels = GovernanceEvent.objects.order_by("actor_label").values_list("actor_label", flat=True)
+    return list(labels.distinct()[:limit])
 
 
 def governance_events_page(

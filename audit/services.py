@@ -22,7 +22,7 @@ from django.utils import timezone
 from agents.models import Agent
 from audit.chain import chain_schedule_seal
 from audit.dead_letters import DeadLetterRow
-from audit.ingest import RecordRow
+from audit.ingest import RecordRow, row_key
 from audit.models import (
     ChainHead,
     DeadLetterReport,
@@ -31,6 +31,7 @@ from audit.models import (
     RecordSeal,
     RecordSealPending,
 )
+from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
 from console.actors import Actor, actor_label, actor_user
 from console.governance.actions import GovernanceAction
 
@@ -48,38 +49,29 @@ class RecordStoreUnavailable(Exception):
     """The database could not store the batch (down, locked, overloaded): nothing stored."""
 
 
-# Columns written by the PostgreSQL fast path, in unnest() order, with their array types.
-_PG_BATCH_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("custom_agent", "text"),
-    ("session_id", "text"),
-    ("sequence", "bigint"),
-    ("interception_point", "text"),
-    ("mode", "text"),
-    ("decision", "text"),
-    ("outcome", "text"),
-    ("reason", "text"),
-    ("resolved_by", "text"),
-    ("decided_by", "integer"),
-    ("decided_hook", "text"),
-    ("fold_truncated", "boolean"),
-    ("input_identity", "text"),
-    ("enforced_identity", "text"),
-    ("timestamp", "timestamptz"),
-    ("hook_ids", "text"),
-    ("tool_name", "text"),
-    ("framework", "text"),
-    ("revision", "text"),
-    ("raw", "text"),
-)
-_PG_CASTS = {"hook_ids": "b.hook_ids::text[]", "raw": "b.raw::jsonb"}
+# PostgreSQL element type of each kind of ingested column in the column arrays of the
+# INSERT fallback, and the cast from it (lists travel as array literals, JSON as text).
+_PG_TYPES: dict[Kind, str] = {
+    Kind.BIGINT: "bigint",
+    Kind.INTEGER: "integer",
+    Kind.TEXT: "text",
+    Kind.BOOLEAN: "boolean",
+    Kind.DATETIME: "timestamptz",
+    Kind.TEXT_LIST: "text",
+    Kind.JSON: "text",
+}
+_PG_CASTS: dict[Kind, str] = {Kind.TEXT_LIST: "::text[]", Kind.JSON: "::jsonb"}
 
 
 def _pg_insert_sql() -> str:
     """The race fallback, one statement: insert the batch from column arrays, skip duplicates, and queue the
     stored ids for sealing. Params: the column arrays, then agent, now, agent, now."""
-    arrays = ", ".join(f"%s::{kind}[]" for _name, kind in _PG_BATCH_COLUMNS)
-    names = ", ".join(name for name, _kind in _PG_BATCH_COLUMNS)
-    selects = ", ".join(_PG_CASTS.get(name, f"b.{name}") for name, _kind in _PG_BATCH_COLUMNS)
+    arrays = ", ".join(f"%s::{_PG_TYPES[field.kind]}[]" for field in INGESTED_FIELDS)
+    names = ", ".join(INGEST_COLUMNS)
+    selects = ", ".join(
+        f"b.{name}{_PG_CASTS.get(field.kind, '')}"
+        for name, field in zip(INGEST_COLUMNS, INGESTED_FIELDS, strict=True)
+    )
     return (
         f"WITH b({names}) AS (SELECT * FROM unnest({arrays})), "  # noqa: S608 - fixed names
         f"ins AS (INSERT INTO audit_interceptionrecord (agent_id, received_at, {names}) "
@@ -104,21 +96,28 @@ def _pg_array_literal(items: list[str]) -> str:
     return "{" + ",".join(quoted) + "}"
 
 
-def _pg_value(row: RecordRow, name: str, now: dt.datetime) -> Any:
-    """One column of a row as PostgreSQL takes it (COPY and the array-unnest INSERT alike)."""
-    value = getattr(row, name)
-    if name == "hook_ids":
-        return _pg_array_literal(value)
-    if name == "raw":
-        return _raw_text(value)
-    if name == "timestamp" and value is None:
-        return now
-    return value
+# Positions in a row of INGEST_COLUMNS whose value PostgreSQL takes in another form.
+_PG_LISTS = tuple(i for i, f in enumerate(INGESTED_FIELDS) if f.kind == Kind.TEXT_LIST)
+_PG_JSON = tuple(i for i, f in enumerate(INGESTED_FIELDS) if f.kind == Kind.JSON)
+_TIMESTAMP = INGEST_COLUMNS.index("timestamp")
+
+
+def _pg_values(row: RecordRow, now: dt.datetime) -> list[Any]:
+    """A row's INGEST_COLUMNS as PostgreSQL takes them (COPY and the array-unnest INSERT
+    alike); a record without a timestamp gets the received time."""
+    values = list(map(row.__getitem__, INGEST_COLUMNS))
+    for index in _PG_LISTS:
+        values[index] = _pg_array_literal(values[index])
+    for index in _PG_JSON:
+        values[index] = _raw_text(values[index])
+    if values[_TIMESTAMP] is None:
+        values[_TIMESTAMP] = now
+    return values
 
 
 def _pg_arrays(rows: list[RecordRow], now: dt.datetime) -> list[list[Any]]:
-    names = [name for name, _kind in _PG_BATCH_COLUMNS]
-    return [[_pg_value(row, name, now) for row in rows] for name in names]
+    values = [_pg_values(row, now) for row in rows]
+    return [[row[index] for row in values] for index in range(len(INGEST_COLUMNS))]
 
 
 @functools.cache
@@ -131,9 +130,8 @@ def _pg_id_sequence() -> str:
 
 
 _PG_COPY_SQL = (
-    "COPY audit_interceptionrecord (id, agent_id, received_at, "
-    + ", ".join(name for name, _kind in _PG_BATCH_COLUMNS)
-    + ") FROM STDIN"
+    f"COPY audit_interceptionrecord (id, agent_id, received_at, {', '.join(INGEST_COLUMNS)}) "
+    "FROM STDIN"
 )
 
 
@@ -143,10 +141,9 @@ def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime)
         "SELECT nextval(%s::regclass) FROM generate_series(1, %s)", [_pg_id_sequence(), len(rows)]
     )
     ids = [found[0] for found in cursor.fetchall()]
-    names = [name for name, _kind in _PG_BATCH_COLUMNS]
     with cursor.copy(_PG_COPY_SQL) as copy:
         for pk, row in zip(ids, rows, strict=True):
-            copy.write_row([pk, agent.pk, now, *(_pg_value(row, name, now) for name in names)])
+            copy.write_row([pk, agent.pk, now, *_pg_values(row, now)])
     cursor.execute(
         "INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
         "VALUES (%s, %s::jsonb, %s)",
@@ -184,24 +181,19 @@ def _store_postgresql(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> 
 
 
 def _store_portable(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
-    sessions = {row.session_id for row in rows}
+    sessions = {row["session_id"] for row in rows}
     existing = set(
         InterceptionRecord.objects.filter(agent=agent, session_id__in=sessions).values_list(
             "session_id", "sequence"
         )
     )
-    fresh = [row for row in rows if row.key not in existing]
+    fresh = [row for row in rows if row_key(row) not in existing]
     if not fresh:
         return 0
     created = InterceptionRecord.objects.bulk_create(
         [
             InterceptionRecord(
-                agent=agent,
-                received_at=now,
-                **{
-                    **{f: getattr(row, f) for f in RecordRow.__dataclass_fields__},
-                    "timestamp": row.timestamp or now,
-                },
+                agent=agent, received_at=now, **{**row, "timestamp": row["timestamp"] or now}
             )
             for row in fresh
         ]
@@ -219,7 +211,7 @@ def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) 
     when the database can't take the batch (the caller answers 503)."""
     unique: dict[tuple[str, int], RecordRow] = {}
     for row in rows:
-        unique.setdefault(row.key, row)
+        unique.setdefault(row_key(row), row)
     batch = list(unique.values())
     now = timezone.now()
     try:

@@ -1,16 +1,18 @@
 """The auditor's pages at /audit/: record search, record detail, session timelines, recent
 sessions, governance events and the dashboard.
 
-Read-only: there is no form that writes and no POST route. Filtering goes through
-`audit.selectors` (the one filter implementation the API and the export use too); an htmx
-request gets the named results partial of the same page, and every htmx link is also a
-plain link.
+Read-only: there is no form that writes and no POST route. The filter forms of
+`audit.forms` parse the query string; filtering goes through `audit.selectors` (the one
+filter implementation the API and the export use too); the dashboard's numbers and charts
+come from `audit.dashboard`, the session timeline from `audit.timeline`. An htmx request
+gets the named results partial of the same page, and every htmx link is also a plain link.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any
 
@@ -18,14 +20,16 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 from django_htmx.middleware import HtmxDetails
 
-from agents.models import Agent
-from audit import dashboard, pages, selectors
+from audit import dashboard, forms, selectors, timeline
+from audit.models import InterceptionRecord
 from audit.selectors import FilterError
+from console.governance.models import GovernanceEvent
 from console.roles import is_auditor
 
 
@@ -68,33 +72,83 @@ def _render(
     return response
 
 
+def _pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _verdict_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
+    """The record's per-hook verdicts, each hook linked to the records it decided."""
+    items = record.raw.get("verdicts") or []
+    labels = dashboard.hook_labels([str(item.get("name")) for item in items if item.get("name")])
+    return [
+        {
+            "index": item.get("index"),
+            "name": item.get("name") or "",
+            "label": labels.get(str(item.get("name")), ""),
+            "decision": item.get("decision"),
+            "reason": item.get("reason") or "",
+            "decided": record.decided_by is not None and item.get("index") == record.decided_by,
+            "hook_url": forms.search_url(hook=item.get("name")) if item.get("name") else "",
+        }
+        for item in items
+    ]
+
+
+def _event_rows(events: Iterable[GovernanceEvent]) -> list[dict[str, Any]]:
+    """Each event with its before/after as JSON and the names of the changed keys."""
+    rows = []
+    for event in events:
+        before = event.before if isinstance(event.before, dict) else None
+        after = event.after if isinstance(event.after, dict) else None
+        changed: list[str] = []
+        if before is not None and after is not None:
+            changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+        rows.append(
+            {
+                "event": event,
+                "has_detail": event.before is not None or event.after is not None,
+                "before": "" if event.before is None else _pretty_json(event.before),
+                "after": "" if event.after is None else _pretty_json(event.after),
+                "changed": changed,
+            }
+        )
+    return rows
+
+
+def _session_url(row: dict[str, Any]) -> dict[str, Any]:
+    path = reverse("audit:session", args=[row["session_id"]])
+    return {**row, "url": forms.query_url(path, {"agent": row["agent__slug"]})}
+
+
 @auditor_required
 def records(request: HtmxHttpRequest) -> HttpResponse:
-    filters = selectors.clean_filters(request.GET)
+    form = forms.RecordFilterForm(request.GET)
+    filters = form.filters
     error: FilterError | None = None
     page: selectors.Page[Any] = selectors.Page(items=[], next_cursor=None)
     try:
         limit = selectors.parse_limit(request.GET.get("limit"))
-        qs = selectors.records_filter(request.GET, user=request.user)
+        qs = selectors.records_filter(filters, user=request.user)
         page = selectors.records_page(qs, request.GET.get("cursor") or None, limit)
     except FilterError as exc:
         error = exc
+    cursor = request.GET.get("cursor", "")
     context = {
         "audit_tab": "records",
         "filters": filters,
-        "form": pages.record_filter_form(filters),
+        "form": form,
         "page": page,
         "error": error,
-        "cursor": request.GET.get("cursor", ""),
-        "older_url": pages.query_url(
+        "cursor": cursor,
+        "older_url": forms.query_url(
             request.path, filters, limit=request.GET.get("limit"), cursor=page.next_cursor
         ),
-        "newest_url": pages.query_url(request.path, filters, limit=request.GET.get("limit")),
-        "exports": pages.export_links(filters),
+        "newest_url": forms.query_url(request.path, filters, limit=request.GET.get("limit")),
+        "exports": forms.export_links(filters),
         "described": selectors.describe_filters(filters),
-        "quick_ranges": pages.quick_ranges(request.path, filters),
+        "quick_ranges": forms.quick_ranges(request.path, filters),
     }
-    push_url = pages.query_url(request.path, filters, cursor=context["cursor"])
+    push_url = forms.query_url(request.path, filters, cursor=cursor)
     return _render(
         request, "audit/records.html", context, status=400 if error else 200, push_url=push_url
     )
@@ -112,8 +166,8 @@ def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "record": record,
         "seal": seal,
         "verdict": record.raw.get("verdict") or {},
-        "verdicts": pages.verdict_rows(record),
-        "raw_json": pages.pretty_json(record.raw),
+        "verdicts": _verdict_rows(record),
+        "raw_json": _pretty_json(record.raw),
     }
     return render(request, "audit/record_detail.html", context)
 
@@ -122,35 +176,36 @@ def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def session_timeline(request: HtmxHttpRequest, session_id: str) -> HttpResponse:
     agent_slug = request.GET.get("agent") or None
     qs = selectors.session_records(request.user, session_id, agent_slug=agent_slug)
-    timeline = pages.build_timeline(qs, session_id=session_id, agent_slug=agent_slug)
+    session = timeline.build_timeline(qs, session_id=session_id, agent_slug=agent_slug)
     return render(
         request,
         "audit/session.html",
-        {"audit_tab": "sessions", "session_id": session_id, "timeline": timeline},
+        {"audit_tab": "sessions", "session_id": session_id, "timeline": session},
         status=200,
     )
 
 
 @auditor_required
 def sessions(request: HtmxHttpRequest) -> HttpResponse:
-    params = pages.with_default_since(request.GET, days=pages.SESSIONS_DEFAULT_DAYS)
-    filters = selectors.clean_filters(params, pages.SESSION_FILTERS)
+    params = forms.with_default_since(request.GET, days=forms.SESSIONS_DEFAULT_DAYS)
+    filters = selectors.clean_filters(params, forms.SESSION_FILTERS)
     error: FilterError | None = None
     rows: list[dict[str, Any]] = []
     try:
-        rows = pages.recent_sessions(selectors.records_filter(params, user=request.user))
+        found = selectors.recent_sessions(selectors.records_filter(params, user=request.user))
+        rows = [_session_url(row) for row in found]
     except FilterError as exc:
         error = exc
     context = {
         "audit_tab": "sessions",
         "filters": filters,
-        "agents": Agent.objects.order_by("slug").values_list("slug", flat=True),
+        "agents": selectors.agent_slugs,
         "rows": rows,
-        "limit": pages.SESSIONS_LIMIT,
+        "limit": selectors.SESSIONS_LIMIT,
         "error": error,
     }
-    push_url = pages.query_url(
-        request.path, selectors.clean_filters(request.GET, pages.SESSION_FILTERS)
+    push_url = forms.query_url(
+        request.path, selectors.clean_filters(request.GET, forms.SESSION_FILTERS)
     )
     return _render(
         request, "audit/sessions.html", context, status=400 if error else 200, push_url=push_url
@@ -159,31 +214,33 @@ def sessions(request: HtmxHttpRequest) -> HttpResponse:
 
 @auditor_required
 def events(request: HtmxHttpRequest) -> HttpResponse:
-    filters = selectors.clean_filters(request.GET, selectors.GOVERNANCE_FILTERS)
+    form = forms.EventFilterForm(request.GET)
+    filters = form.filters
     error: FilterError | None = None
     page: selectors.Page[Any] = selectors.Page(items=[], next_cursor=None)
     try:
         limit = selectors.parse_limit(request.GET.get("limit"))
-        qs = selectors.governance_events_filter(request.GET, user=request.user)
+        qs = selectors.governance_events_filter(filters, user=request.user)
         page = selectors.governance_events_page(
             qs.select_related("agent"), request.GET.get("cursor") or None, limit
         )
     except FilterError as exc:
         error = exc
+    cursor = request.GET.get("cursor", "")
     context = {
         "audit_tab": "events",
         "filters": filters,
-        "form": pages.event_filter_form(filters),
+        "form": form,
         "page": page,
-        "rows": pages.event_rows(page.items),
+        "rows": _event_rows(page.items),
         "error": error,
-        "cursor": request.GET.get("cursor", ""),
-        "older_url": pages.query_url(
+        "cursor": cursor,
+        "older_url": forms.query_url(
             request.path, filters, limit=request.GET.get("limit"), cursor=page.next_cursor
         ),
-        "newest_url": pages.query_url(request.path, filters, limit=request.GET.get("limit")),
+        "newest_url": forms.query_url(request.path, filters, limit=request.GET.get("limit")),
     }
-    push_url = pages.query_url(request.path, filters, cursor=context["cursor"])
+    push_url = forms.query_url(request.path, filters, cursor=cursor)
     return _render(
         request, "audit/events.html", context, status=400 if error else 200, push_url=push_url
     )
@@ -191,7 +248,7 @@ def events(request: HtmxHttpRequest) -> HttpResponse:
 
 @auditor_required
 def dashboard_page(request: HtmxHttpRequest) -> HttpResponse:
-    days = pages.dashboard_days(request.GET.get("days"))
+    days = dashboard.dashboard_days(request.GET.get("days"))
     today = timezone.now().astimezone(dt.UTC).date()
     first_day = today - dt.timedelta(days=days - 1)
     since = dt.datetime.combine(first_day, dt.time.min, tzinfo=dt.UTC)
@@ -203,10 +260,12 @@ def dashboard_page(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "audit_tab": "dashboard",
         "days": days,
-        "day_choices": pages.DASHBOARD_DAY_CHOICES,
+        "day_choices": dashboard.DASHBOARD_DAY_CHOICES,
         "agent": agent_slug,
-        "agents": Agent.objects.order_by("slug").values_list("slug", flat=True),
+        "agents": selectors.agent_slugs,
         "since": since,
-        **pages.dashboard_charts(qs, first_day=first_day, last_day=today, wait=wait, params=params),
+        **dashboard.dashboard_charts(
+            qs, first_day=first_day, last_day=today, wait=wait, params=params
+        ),
     }
     return render(request, "audit/dashboard.html", context)

@@ -34,12 +34,6 @@ from audit_common import (  # noqa: E402
     stop,
 )
 
-COPY_COLUMNS = (
-    "agent_id, received_at, custom_agent, session_id, sequence, interception_point, mode, "
-    "decision, outcome, reason, resolved_by, decided_by, decided_hook, fold_truncated, "
-    "input_identity, enforced_identity, timestamp, hook_ids, tool_name, framework, revision, raw"
-)
-
 
 def make_bodies(records: int, batch: int) -> list[bytes]:
     from tests.audit.record_wires import sdk_session
@@ -79,23 +73,14 @@ def copy_rows(bodies: list[bytes], agent_id: int) -> list[tuple[object, ...]]:
     import datetime as dt
 
     from audit.ingest import batch_rows
-    from audit.services import _pg_array_literal
+    from audit.services import _pg_values
 
     now = dt.datetime.now(dt.UTC)
-    out = []
-    for body in bodies:
-        for r in batch_rows(json.loads(body)):
-            out.append(
-                (
-                    agent_id, now, r.custom_agent, r.session_id, r.sequence,
-                    r.interception_point, r.mode, r.decision, r.outcome, r.reason,
-                    r.resolved_by, r.decided_by, r.decided_hook, r.fold_truncated,
-                    r.input_identity, r.enforced_identity, r.timestamp or now,
-                    _pg_array_literal(r.hook_ids), r.tool_name, r.framework, r.revision,
-                    json.dumps(r.raw, separators=(",", ":")),
-                )
-            )  # fmt: skip
-    return out
+    return [
+        (agent_id, now, *_pg_values(row, now))
+        for body in bodies
+        for row in batch_rows(json.loads(body))
+    ]
 
 
 def scratch_tables() -> None:
@@ -114,11 +99,14 @@ def timed_copy(rows: list[tuple[object, ...]], table: str) -> float:
     """COPY `rows` in units of 500 (one HTTP batch each), one commit per unit."""
     import psycopg
 
+    from audit.record_fields import INGEST_COLUMNS
+
+    columns = ", ".join(("agent_id", "received_at", *INGEST_COLUMNS))
     with psycopg.connect(psycopg_conninfo()) as conn:
         began = time.perf_counter()
         with conn.cursor() as cursor:
             for start in range(0, len(rows), 500):
-                with cursor.copy(f"COPY {table} ({COPY_COLUMNS}) FROM STDIN") as copy:
+                with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                     for row in rows[start : start + 500]:
                         copy.write_row(row)
                 conn.commit()
