@@ -39,6 +39,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from console_client.sandbox_etc import SNAPSHOTS as ETC_SNAPSHOTS
+from console_client.sandbox_etc import EtcSnapshot
+
 logger = logging.getLogger(__name__)
 
 UNSANDBOXED_ENV = "CONSOLE_HOOKS_UNSANDBOXED"
@@ -180,20 +183,25 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-# The argv part that depends only on the config and the host's layout (which of /bin, /lib...
-# are symlinks, which /etc/python3* exist), keyed by the mtimes of / and /etc: any change
-# there (a new python3.x, a replaced link) rebuilds it.
-_StaticArgs = tuple[tuple[str, ...], tuple[str, ...]]
+# The argv parts that depend only on the config and the host's layout (which of /bin,
+# /lib... are symlinks, which /etc/python3* exist), keyed by the mtimes of / and /etc: any
+# change there (a new python3.x, a replaced link) rebuilds them.
+@dataclass(frozen=True)
+class _StaticArgs:
+    head: tuple[str, ...]  # namespaces, identity, /usr and the /bin, /lib... links
+    etc_binds: tuple[str, ...]  # the etc_ro_binds matches, when /etc is prepared per run
+    tail: tuple[str, ...]  # extra binds, /proc, /dev, /tmp
+
+
 _static_args_cache: dict[SandboxConfig, tuple[tuple[int, int], _StaticArgs]] = {}
 
 
 def _static_args(config: SandboxConfig) -> _StaticArgs:
-    """The bwrap options before and after the synthesized /etc files."""
     stamp = (os.stat("/").st_mtime_ns, os.stat("/etc").st_mtime_ns)
     cached = _static_args_cache.get(config)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    args = [
+    head = [
         config.bwrap_path,
         "--unshare-all",
         "--unshare-user",
@@ -210,23 +218,23 @@ def _static_args(config: SandboxConfig) -> _StaticArgs:
         "hook",
     ]
     for path in config.system_ro_binds:
-        args += ["--ro-bind", path, path]
+        head += ["--ro-bind", path, path]
     for path in config.system_links:
         if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
+            head += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    args += ["--dir", "/etc"]
+            head += ["--ro-bind", path, path]
+    etc_binds: list[str] = []
     for pattern in config.etc_ro_binds:
         for path in sorted(glob.glob(pattern)):
-            args += ["--ro-bind", path, path]
-    after: list[str] = []
+            etc_binds += ["--ro-bind", path, path]
+    tail: list[str] = []
     for source, dest in config.extra_ro_binds:
-        after += ["--ro-bind", source, dest]
+        tail += ["--ro-bind", source, dest]
     # /dev (and its /dev/shm) would be unbounded writable memory: read-only like the root.
-    after += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
-    after += ["--size", str(config.tmp_size_bytes), "--tmpfs", SANDBOX_TMP]
-    result = (tuple(args), tuple(after))
+    tail += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    tail += ["--size", str(config.tmp_size_bytes), "--tmpfs", SANDBOX_TMP]
+    result = _StaticArgs(tuple(head), tuple(etc_binds), tuple(tail))
     _static_args_cache[config] = (stamp, result)
     return result
 
@@ -259,16 +267,24 @@ def _bwrap_args(
     program: HookProgram,
     transcript: str | None,
     timeout: float,
+    etc: EtcSnapshot | None,
 ) -> list[str]:
     def data_file(fd: int, dest: str, perms: str) -> list[str]:
         fds.append(fd)
         return ["--perms", perms, "--file", str(fd), dest]
 
-    before, after = _static_args(config)
-    args = list(before)
-    for dest, text in _etc_files(config).items():
-        args += data_file(_memfd("etc", text), dest, "0444")
-    args += after
+    static = _static_args(config)
+    args = list(static.head)
+    if etc is not None:
+        # The prepared /etc: one read-only bind instead of a dozen mount operations.
+        args += ["--ro-bind", etc.path, "/etc"]
+        for path in etc.binds:
+            args += ["--ro-bind", path, path]
+    else:
+        args += ["--dir", "/etc", *static.etc_binds]
+        for dest, text in _etc_files(config).items():
+            args += data_file(_memfd("etc", text), dest, "0444")
+    args += static.tail
     if program.kind == "script":
         args += data_file(_memfd("script", program.source.encode()), SANDBOX_SCRIPT_PATH, "0555")
     transcript_fd = _open_transcript(transcript, config.transcript_max_bytes)
@@ -351,15 +367,20 @@ def prepared_invocation(
         return
     _check_tools(config)
     fds: list[int] = []
+    stack = contextlib.ExitStack()
     try:
         sandbox_context = dict(context)
         sandbox_context["execution_summary"] = SANDBOX_TRANSCRIPT_PATH
         transcript = transcript_path or _str_or_none(context.get("execution_summary"))
+        as_root = os.geteuid() == 0
+        other_user = as_root and (config.host_uid is not None or config.host_gid is not None)
+        etc = stack.enter_context(
+            ETC_SNAPSHOTS.acquire(_etc_files(config), config.etc_ro_binds, as_root=other_user)
+        )
         try:
-            argv = _bwrap_args(config, fds, program, transcript, timeout)
+            argv = _bwrap_args(config, fds, program, transcript, timeout, etc)
         except OSError as exc:
             raise SandboxError(f"cannot prepare the sandbox files: {exc}") from exc
-        as_root = os.geteuid() == 0
         yield Invocation(
             argv=argv,
             # No LANG: bwrap (and setpriv) would load a dozen locale files for nothing.
@@ -376,6 +397,7 @@ def prepared_invocation(
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+        stack.close()
 
 
 @contextlib.contextmanager
