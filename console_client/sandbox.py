@@ -73,9 +73,10 @@ class SandboxConfig:
 
     bwrap_path: str = "/usr/bin/bwrap"
     prlimit_path: str = "/usr/bin/prlimit"
-    # util-linux setpriv: how a root agent starts bwrap as host_uid/host_gid (an exec in a
-    # vfork child; without it the child must fork the whole agent to switch ids).
-    setpriv_path: str = "/usr/bin/setpriv"
+    # util-linux unshare (no namespace, only --setgid/--setuid): how a root agent starts
+    # bwrap as host_uid/host_gid with one small exec in a vfork child; without it the child
+    # must fork the whole agent to switch ids.
+    unshare_path: str = "/usr/bin/unshare"
     memory_bytes: int = 512 * MIB  # RLIMIT_AS
     max_processes: int = 64  # RLIMIT_NPROC
     file_size_bytes: int = 16 * MIB  # RLIMIT_FSIZE
@@ -124,20 +125,20 @@ class Invocation:
     stdin: bytes
     sandboxed: bool
     pass_fds: tuple[int, ...] = ()
-    # Host ids to start argv as (a root agent's sandbox), and setpriv to switch to them.
+    # Host ids to start argv as (a root agent's sandbox), and unshare to switch to them.
     user: int | None = None
     group: int | None = None
-    setpriv_path: str | None = None
+    unshare_path: str | None = None
 
     def spawn_args(self) -> tuple[list[str], dict[str, Any]]:
         """The argv and the `subprocess.Popen` id arguments that start this invocation as
-        `user`/`group`: through setpriv when there is one (the child is then a vfork, an
-        exec of setpriv and one of bwrap), else by `subprocess` itself (which must fork
+        `user`/`group`: through unshare when there is one (the child is then a vfork, an
+        exec of unshare and one of bwrap), else by `subprocess` itself (which must fork
         the whole parent process to change ids in the child)."""
         if self.user is None and self.group is None:
             return self.argv, {}
-        if self.setpriv_path is not None:
-            return _setpriv_args(self.setpriv_path, self.user, self.group) + self.argv, {}
+        if self.unshare_path is not None:
+            return _switch_ids_args(self.unshare_path, self.user, self.group) + self.argv, {}
         ids = {"user": self.user, "group": self.group}
         return self.argv, {**ids, "extra_groups": [] if self.group is not None else None}
 
@@ -338,15 +339,16 @@ def _check_tools(config: SandboxConfig) -> None:
             raise SandboxError(f"{label} is not available at {path}")
 
 
-def _setpriv_args(setpriv: str, uid: int | None, gid: int | None) -> list[str]:
-    """`setpriv` switching to the host ids before it executes bwrap: the same ids, and no
-    supplementary groups, as `subprocess`'s user=/group=/extra_groups=[] (which would
-    make it fork the whole agent instead of vfork)."""
-    args = [setpriv]
-    if uid is not None:
-        args.append(f"--reuid={uid}")
+def _switch_ids_args(unshare: str, uid: int | None, gid: int | None) -> list[str]:
+    """util-linux `unshare` with no namespace to create: setgroups(0, NULL) and setgid(gid)
+    when a gid is given, setuid(uid) when a uid is given, then it executes bwrap. The same
+    ids, and no supplementary groups, as `subprocess`'s user=/group=/extra_groups=[] (no
+    name lookups, no locale: libc only)."""
+    args = [unshare]
     if gid is not None:
-        args += [f"--regid={gid}", "--clear-groups"]
+        args.append(f"--setgid={gid}")
+    if uid is not None:
+        args.append(f"--setuid={uid}")
     return [*args, "--"]
 
 
@@ -383,7 +385,7 @@ def prepared_invocation(
             raise SandboxError(f"cannot prepare the sandbox files: {exc}") from exc
         yield Invocation(
             argv=argv,
-            # No LANG: bwrap (and setpriv) would load a dozen locale files for nothing.
+            # No LANG: bwrap would load a dozen locale files for nothing.
             env={"PATH": "/usr/bin:/bin"},
             cwd="/",
             stdin=_context_bytes(sandbox_context),
@@ -391,7 +393,7 @@ def prepared_invocation(
             pass_fds=tuple(fds),
             user=config.host_uid if as_root else None,
             group=config.host_gid if as_root else None,
-            setpriv_path=config.setpriv_path if _executable(config.setpriv_path) else None,
+            unshare_path=config.unshare_path if _executable(config.unshare_path) else None,
         )
     finally:
         for fd in fds:
