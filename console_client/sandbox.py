@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from console_client.sandbox_etc import SNAPSHOTS as ETC_SNAPSHOTS
-from console_client.sandbox_etc import EtcSnapshot
+from console_client.sandbox_etc import EtcSnapshot, glob_stamp, settled
 
 logger = logging.getLogger(__name__)
 
@@ -185,8 +185,9 @@ def _memfd(name: str, data: bytes) -> int:
 
 
 # The argv parts that depend only on the config and the host's layout (which of /bin,
-# /lib... are symlinks, which /etc/python3* exist), keyed by the mtimes of / and /etc: any
-# change there (a new python3.x, a replaced link) rebuilds them.
+# /lib... are symlinks, which /etc/python3* exist), keyed by the mtimes of / and of the
+# directories the etc_ro_binds patterns are matched in: any change there (a new
+# python3.x, a replaced link) rebuilds them.
 @dataclass(frozen=True)
 class _StaticArgs:
     head: tuple[str, ...]  # namespaces, identity, /usr and the /bin, /lib... links
@@ -194,13 +195,17 @@ class _StaticArgs:
     tail: tuple[str, ...]  # extra binds, /proc, /dev, /tmp
 
 
-_static_args_cache: dict[SandboxConfig, tuple[tuple[int, int], _StaticArgs]] = {}
+_static_args_cache: dict[SandboxConfig, tuple[tuple[int, tuple[int, ...]], _StaticArgs]] = {}
 
 
 def _static_args(config: SandboxConfig) -> _StaticArgs:
-    stamp = (os.stat("/").st_mtime_ns, os.stat("/etc").st_mtime_ns)
+    globbed = glob_stamp(config.etc_ro_binds)
+    root_mtime = os.stat("/").st_mtime_ns
+    stamp = None
+    if globbed is not None and settled((root_mtime, *globbed)):
+        stamp = (root_mtime, globbed)
     cached = _static_args_cache.get(config)
-    if cached is not None and cached[0] == stamp:
+    if stamp is not None and cached is not None and cached[0] == stamp:
         return cached[1]
     head = [
         config.bwrap_path,
@@ -236,7 +241,8 @@ def _static_args(config: SandboxConfig) -> _StaticArgs:
     tail += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
     tail += ["--size", str(config.tmp_size_bytes), "--tmpfs", SANDBOX_TMP]
     result = _StaticArgs(tuple(head), tuple(etc_binds), tuple(tail))
-    _static_args_cache[config] = (stamp, result)
+    if stamp is not None:
+        _static_args_cache[config] = (stamp, result)
     return result
 
 

@@ -32,7 +32,8 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 ETC = "/etc"
@@ -50,7 +51,8 @@ class EtcSnapshot:
     watched: tuple[str, ...]  # host directories and files inside copied directories
     own_dirs: tuple[str, ...]  # the snapshot's directories
     stamp: _Stamp
-    etc_mtime: int
+    globbed: tuple[int, ...] | None  # glob_stamp() when `matches` were found
+    settled: bool  # all the host mtimes it was built from were old enough
     users: int = 0
     retired: bool = False
     root: str = field(default="", repr=False)
@@ -74,6 +76,32 @@ def _stamp(own_dirs: tuple[str, ...], watched: tuple[str, ...], matches: tuple[s
 
 def _matches(patterns: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(path for pattern in patterns for path in sorted(glob.glob(pattern)))
+
+
+# A change in the same clock tick as the stat that saw the previous one would keep the
+# same mtime: stamps this recent are not trusted (the work is redone until they settle).
+_SETTLE_NS = 2_000_000_000
+
+
+def settled(mtimes: Iterable[int]) -> bool:
+    """All these mtimes are old enough for an unchanged one to mean an unchanged file."""
+    horizon = time.time_ns() - _SETTLE_NS
+    return all(mtime < horizon for mtime in mtimes)
+
+
+def glob_stamp(patterns: tuple[str, ...]) -> tuple[int, ...] | None:
+    """The mtimes of the directories the patterns are matched in: while they hold, so do
+    the matches. None when a directory part is itself a pattern (then: glob every time)."""
+    stamp = []
+    for pattern in patterns:
+        directory = os.path.dirname(pattern)
+        if glob.has_magic(directory):
+            return None
+        try:
+            stamp.append(os.stat(directory).st_mtime_ns)
+        except OSError:
+            stamp.append(-1)
+    return tuple(stamp)
 
 
 def _world_traversable(path: str) -> bool:
@@ -137,8 +165,20 @@ def _copy_file(source: str, dest: str) -> None:
     os.chmod(dest, stat.S_IMODE(info.st_mode) & 0o555)
 
 
+def _mountpoint(source: str, target: str) -> None:
+    """Where bwrap binds a host entry that was not copied: the snapshot is read-only once
+    bound, so bwrap could not create it there itself."""
+    if os.path.lexists(target):
+        return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if os.path.isdir(source):
+        os.mkdir(target)
+    else:
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+
+
 def _build(
-    base: str, files: Mapping[str, bytes], matches: tuple[str, ...], etc_mtime: int
+    base: str, files: Mapping[str, bytes], matches: tuple[str, ...], globbed: tuple[int, ...] | None
 ) -> EtcSnapshot:
     root = tempfile.mkdtemp(prefix="console-hook-etc-", dir=base)
     try:
@@ -153,35 +193,39 @@ def _build(
         watched: list[str] = []
         for source in matches:
             target = os.path.join(path, os.path.relpath(source, ETC))
-            if os.path.dirname(source) != ETC or os.path.lexists(target):
-                binds.append(source)
-                continue
-            entry_watched: list[str] = []
-            try:
-                if os.path.isdir(source):
-                    _copy_tree(source, target, entry_watched)
-                elif os.path.isfile(source):
-                    _copy_file(source, target)
+            if os.path.dirname(source) == ETC and not os.path.lexists(target):
+                entry_watched: list[str] = []
+                try:
+                    if os.path.isdir(source):
+                        _copy_tree(source, target, entry_watched)
+                    elif os.path.isfile(source):
+                        _copy_file(source, target)
+                    else:
+                        raise _NotCopyable(source)
+                except (_NotCopyable, OSError):
+                    _remove(target)
                 else:
-                    raise _NotCopyable(source)
-            except (_NotCopyable, OSError):
-                _remove(target)
-                binds.append(source)
-                continue
-            watched += entry_watched
+                    watched += entry_watched
+                    continue
+            binds.append(source)
+            if source.startswith(ETC + "/"):
+                _mountpoint(source, target)
         os.chmod(path, 0o555)  # noqa: S103 - read-only; what the hook reads as /etc
         own_dirs = tuple(dirpath for dirpath, _dirs, _files in os.walk(path))
     except BaseException:
         _remove(root)
         raise
+    stamp = _stamp(own_dirs, tuple(watched), matches)
+    host_mtimes = [key[2] for key in stamp[len(own_dirs) :]]
     return EtcSnapshot(
         path=path,
         binds=tuple(binds),
         matches=matches,
         watched=tuple(watched),
         own_dirs=own_dirs,
-        stamp=_stamp(own_dirs, tuple(watched), matches),
-        etc_mtime=etc_mtime,
+        stamp=stamp,
+        globbed=globbed,
+        settled=settled(host_mtimes) and settled(globbed or ()),
         root=root,
     )
 
@@ -211,6 +255,11 @@ class EtcSnapshots:
         ] = {}
         self._all: dict[int, list[EtcSnapshot]] = {}
         atexit.register(self._remove_all)
+        # A child forked while another thread held the lock must not inherit it held.
+        os.register_at_fork(after_in_child=self._reset_lock)
+
+    def _reset_lock(self) -> None:
+        self._lock = threading.Lock()
 
     @contextlib.contextmanager
     def acquire(
@@ -230,18 +279,17 @@ class EtcSnapshots:
         key = (os.getpid(), tuple(sorted(files.items())), patterns)
         with self._lock:
             snapshot = self._current.get(key)
-            try:
-                etc_mtime = os.stat(ETC).st_mtime_ns
-            except OSError:
-                return None
+            globbed = glob_stamp(patterns)
             if snapshot is not None:
                 matches = snapshot.matches
-                if etc_mtime != snapshot.etc_mtime:
+                if globbed is None or globbed != snapshot.globbed:
                     matches = _matches(patterns)
-                if matches == snapshot.matches and (
-                    _stamp(snapshot.own_dirs, snapshot.watched, matches) == snapshot.stamp
+                if (
+                    snapshot.settled
+                    and matches == snapshot.matches
+                    and _stamp(snapshot.own_dirs, snapshot.watched, matches) == snapshot.stamp
                 ):
-                    snapshot.etc_mtime = etc_mtime
+                    snapshot.globbed = globbed
                     snapshot.users += 1
                     return snapshot
                 self._retire(snapshot)
@@ -250,7 +298,7 @@ class EtcSnapshots:
             if base is None:
                 return None
             try:
-                fresh = _build(base, files, _matches(patterns), etc_mtime)
+                fresh = _build(base, files, _matches(patterns), globbed)
             except OSError:
                 return None
             fresh.users = 1
