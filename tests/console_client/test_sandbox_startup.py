@@ -248,6 +248,14 @@ def set_old_mtime(path: Path, seconds_ago: float) -> None:
     os.utime(path, (stamp, stamp))
 
 
+@pytest.fixture
+def trust_any_mtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stamps are trusted however fresh: what these tests see is the stamp alone (else a
+    recent change anywhere under /etc makes every run rebuild, for the right result)."""
+    monkeypatch.setattr(sandbox_etc, "_SETTLE_NS", 0)
+
+
+@pytest.mark.usefixtures("trust_any_mtime")
 def test_a_changed_host_entry_is_seen_by_the_next_run(host_etc_entry: Path) -> None:
     config = SandboxConfig(etc_ro_binds=(*SandboxConfig().etc_ro_binds, str(host_etc_entry)))
     host_etc_entry.mkdir()
@@ -267,6 +275,19 @@ def test_a_changed_host_entry_is_seen_by_the_next_run(host_etc_entry: Path) -> N
     # A replaced snapshot is removed once no run uses it any more.
     assert prepared_etc_of(config) != first
     assert not first.exists()
+
+
+def test_a_fresh_mtime_is_not_trusted(host_etc_entry: Path) -> None:
+    """Rewritten within the same clock tick, a file keeps its mtime: while the stamp is that
+    recent, every run prepares /etc again."""
+    config = SandboxConfig(etc_ro_binds=(str(host_etc_entry),))
+    host_etc_entry.write_text("aaa\n")
+    stamp = host_etc_entry.stat().st_mtime_ns
+    read = f"#!/bin/bash\ncat {host_etc_entry} >&2\n"
+    assert run(read, sandbox=config).stderr == "aaa\n"
+    host_etc_entry.write_text("bbb\n")  # same size, same inode
+    os.utime(host_etc_entry, ns=(stamp, stamp))
+    assert run(read, sandbox=config).stderr == "bbb\n"
 
 
 def test_a_host_entry_others_cannot_read_is_not_copied(host_etc_entry: Path) -> None:
@@ -303,6 +324,7 @@ def public_scratch() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.usefixtures("trust_any_mtime")
 def test_a_new_glob_match_outside_etc_is_bound_by_the_next_run(public_scratch: Path) -> None:
     source = public_scratch / "shared"
     source.mkdir(mode=0o755)
