@@ -179,7 +179,7 @@ def _interpret(
         return error(f"timed out after {timeout:g} s; its process group was killed")
     code = run.exit_code
     assert code is not None
-    if code == 1 and stderr_text.startswith(("bwrap: ", "prlimit: ")):
+    if code == 1 and stderr_text.startswith(("bwrap: ", "prlimit: ", "unshare: ")):
         return error(f"the sandbox could not be built: {stderr_text.splitlines()[0]}")
     if code == 0:
         if not run.stdout.strip():

@@ -32,11 +32,15 @@ import os
 import shutil
 import signal
 import stat
+import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from console_client.sandbox_etc import SNAPSHOTS as ETC_SNAPSHOTS
+from console_client.sandbox_etc import EtcSnapshot, glob_stamp, settled
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +73,10 @@ class SandboxConfig:
 
     bwrap_path: str = "/usr/bin/bwrap"
     prlimit_path: str = "/usr/bin/prlimit"
+    # util-linux unshare (no namespace, only --setgid/--setuid): how a root agent starts
+    # bwrap as host_uid/host_gid with one small exec in a vfork child; without it the child
+    # must fork the whole agent to switch ids.
+    unshare_path: str = "/usr/bin/unshare"
     memory_bytes: int = 512 * MIB  # RLIMIT_AS
     max_processes: int = 64  # RLIMIT_NPROC
     file_size_bytes: int = 16 * MIB  # RLIMIT_FSIZE
@@ -117,8 +125,22 @@ class Invocation:
     stdin: bytes
     sandboxed: bool
     pass_fds: tuple[int, ...] = ()
+    # Host ids to start argv as (a root agent's sandbox), and unshare to switch to them.
     user: int | None = None
     group: int | None = None
+    unshare_path: str | None = None
+
+    def spawn_args(self) -> tuple[list[str], dict[str, Any]]:
+        """The argv and the `subprocess.Popen` id arguments that start this invocation as
+        `user`/`group`: through unshare when there is one (the child is then a vfork, an
+        exec of unshare and one of bwrap), else by `subprocess` itself (which must fork
+        the whole parent process to change ids in the child)."""
+        if self.user is None and self.group is None:
+            return self.argv, {}
+        if self.unshare_path is not None:
+            return _switch_ids_args(self.unshare_path, self.user, self.group) + self.argv, {}
+        ids = {"user": self.user, "group": self.group}
+        return self.argv, {**ids, "extra_groups": [] if self.group is not None else None}
 
 
 @dataclass
@@ -162,18 +184,30 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def _bwrap_args(
-    config: SandboxConfig,
-    fds: list[int],
-    program: HookProgram,
-    transcript: str | None,
-    timeout: float,
-) -> list[str]:
-    def data_file(fd: int, dest: str, perms: str) -> list[str]:
-        fds.append(fd)
-        return ["--perms", perms, "--file", str(fd), dest]
+# The argv parts that depend only on the config and the host's layout (which of /bin,
+# /lib... are symlinks, which /etc/python3* exist), keyed by the mtimes of / and of the
+# directories the etc_ro_binds patterns are matched in: any change there (a new
+# python3.x, a replaced link) rebuilds them.
+@dataclass(frozen=True)
+class _StaticArgs:
+    head: tuple[str, ...]  # namespaces, identity, /usr and the /bin, /lib... links
+    etc_binds: tuple[str, ...]  # the etc_ro_binds matches, when /etc is prepared per run
+    tail: tuple[str, ...]  # extra binds, /proc, /dev, /tmp
 
-    args = [
+
+_static_args_cache: dict[SandboxConfig, tuple[tuple[int, tuple[int, ...]], _StaticArgs]] = {}
+
+
+def _static_args(config: SandboxConfig) -> _StaticArgs:
+    globbed = glob_stamp(config.etc_ro_binds)
+    root_mtime = os.stat("/").st_mtime_ns
+    stamp = None
+    if globbed is not None and settled((root_mtime, *globbed)):
+        stamp = (root_mtime, globbed)
+    cached = _static_args_cache.get(config)
+    if stamp is not None and cached is not None and cached[0] == stamp:
+        return cached[1]
+    head = [
         config.bwrap_path,
         "--unshare-all",
         "--unshare-user",
@@ -190,24 +224,74 @@ def _bwrap_args(
         "hook",
     ]
     for path in config.system_ro_binds:
-        args += ["--ro-bind", path, path]
+        head += ["--ro-bind", path, path]
     for path in config.system_links:
         if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
+            head += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    args += ["--dir", "/etc"]
+            head += ["--ro-bind", path, path]
+    etc_binds: list[str] = []
     for pattern in config.etc_ro_binds:
         for path in sorted(glob.glob(pattern)):
-            args += ["--ro-bind", path, path]
-    for dest, template in _ETC_FILES.items():
-        text = template.format(uid=config.sandbox_uid, gid=config.sandbox_gid)
-        args += data_file(_memfd("etc", text.encode()), dest, "0444")
+            etc_binds += ["--ro-bind", path, path]
+    tail: list[str] = []
     for source, dest in config.extra_ro_binds:
-        args += ["--ro-bind", source, dest]
+        tail += ["--ro-bind", source, dest]
     # /dev (and its /dev/shm) would be unbounded writable memory: read-only like the root.
-    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
-    args += ["--size", str(config.tmp_size_bytes), "--tmpfs", SANDBOX_TMP]
+    tail += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    tail += ["--size", str(config.tmp_size_bytes), "--tmpfs", SANDBOX_TMP]
+    result = _StaticArgs(tuple(head), tuple(etc_binds), tuple(tail))
+    if stamp is not None:
+        _static_args_cache[config] = (stamp, result)
+    return result
+
+
+def _etc_files(config: SandboxConfig) -> dict[str, bytes]:
+    return {
+        dest: template.format(uid=config.sandbox_uid, gid=config.sandbox_gid).encode()
+        for dest, template in _ETC_FILES.items()
+    }
+
+
+def _program_argv(program: HookProgram) -> list[str]:
+    """What prlimit executes. A script whose first line is exactly one of SHEBANGS gets the
+    argv the kernel's shebang handling would build, minus the trampoline: `/bin/bash
+    /hook/script`, and `python3 /hook/script` found on PATH by prlimit's execvp exactly as
+    `/usr/bin/env python3` would (one exec fewer). Anything else is executed as the file."""
+    if program.kind == "command":
+        return ["/bin/bash", "-c", program.source]
+    first_line = program.source.split("\n", 1)[0].rstrip(" \t")
+    if first_line == "#!/bin/bash":
+        return ["/bin/bash", SANDBOX_SCRIPT_PATH]
+    if first_line == "#!/usr/bin/env python3":
+        return ["python3", SANDBOX_SCRIPT_PATH]
+    return [SANDBOX_SCRIPT_PATH]
+
+
+def _bwrap_args(
+    config: SandboxConfig,
+    fds: list[int],
+    program: HookProgram,
+    transcript: str | None,
+    timeout: float,
+    etc: EtcSnapshot | None,
+) -> list[str]:
+    def data_file(fd: int, dest: str, perms: str) -> list[str]:
+        fds.append(fd)
+        return ["--perms", perms, "--file", str(fd), dest]
+
+    static = _static_args(config)
+    args = list(static.head)
+    if etc is not None:
+        # The prepared /etc: one read-only bind instead of a dozen mount operations.
+        args += ["--ro-bind", etc.path, "/etc"]
+        for path in etc.binds:
+            args += ["--ro-bind", path, path]
+    else:
+        args += ["--dir", "/etc", *static.etc_binds]
+        for dest, text in _etc_files(config).items():
+            args += data_file(_memfd("etc", text), dest, "0444")
+    args += static.tail
     if program.kind == "script":
         args += data_file(_memfd("script", program.source.encode()), SANDBOX_SCRIPT_PATH, "0555")
     transcript_fd = _open_transcript(transcript, config.transcript_max_bytes)
@@ -220,9 +304,7 @@ def _bwrap_args(
     # The limits are set inside the new user namespace: RLIMIT_NPROC then counts the
     # sandbox's own processes, not every process of the host user.
     args += _rlimit_args(config, timeout)
-    args += (
-        [SANDBOX_SCRIPT_PATH] if program.kind == "script" else ["/bin/bash", "-c", program.source]
-    )
+    args += _program_argv(program)
     return args
 
 
@@ -253,10 +335,27 @@ def _open_transcript(path: str | None, max_bytes: int) -> int:
         os.close(fd)
 
 
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
 def _check_tools(config: SandboxConfig) -> None:
     for label, path in (("bubblewrap", config.bwrap_path), ("prlimit", config.prlimit_path)):
-        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        if not _executable(path):
             raise SandboxError(f"{label} is not available at {path}")
+
+
+def _switch_ids_args(unshare: str, uid: int | None, gid: int | None) -> list[str]:
+    """util-linux `unshare` with no namespace to create: setgroups(0, NULL) and setgid(gid)
+    when a gid is given, setuid(uid) when a uid is given, then it executes bwrap. The same
+    ids, and no supplementary groups, as `subprocess`'s user=/group=/extra_groups=[] (no
+    name lookups, no locale: libc only)."""
+    args = [unshare]
+    if gid is not None:
+        args.append(f"--setgid={gid}")
+    if uid is not None:
+        args.append(f"--setuid={uid}")
+    return [*args, "--"]
 
 
 @contextlib.contextmanager
@@ -276,29 +375,37 @@ def prepared_invocation(
         return
     _check_tools(config)
     fds: list[int] = []
+    stack = contextlib.ExitStack()
     try:
         sandbox_context = dict(context)
         sandbox_context["execution_summary"] = SANDBOX_TRANSCRIPT_PATH
         transcript = transcript_path or _str_or_none(context.get("execution_summary"))
+        as_root = os.geteuid() == 0
+        other_user = as_root and (config.host_uid is not None or config.host_gid is not None)
+        etc = stack.enter_context(
+            ETC_SNAPSHOTS.acquire(_etc_files(config), config.etc_ro_binds, as_root=other_user)
+        )
         try:
-            argv = _bwrap_args(config, fds, program, transcript, timeout)
+            argv = _bwrap_args(config, fds, program, transcript, timeout, etc)
         except OSError as exc:
             raise SandboxError(f"cannot prepare the sandbox files: {exc}") from exc
-        as_root = os.geteuid() == 0
         yield Invocation(
             argv=argv,
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            # No LANG: bwrap would load a dozen locale files for nothing.
+            env={"PATH": "/usr/bin:/bin"},
             cwd="/",
             stdin=_context_bytes(sandbox_context),
             sandboxed=True,
             pass_fds=tuple(fds),
             user=config.host_uid if as_root else None,
             group=config.host_gid if as_root else None,
+            unshare_path=config.unshare_path if _executable(config.unshare_path) else None,
         )
     finally:
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+        stack.close()
 
 
 @contextlib.contextmanager
@@ -354,54 +461,119 @@ class _Capture:
     def overflowed(self) -> bool:
         return self.total > self.limit
 
-
-async def _capture(
-    stream: asyncio.StreamReader, capture: _Capture, on_overflow: Callable[[], None] | None
-) -> None:
-    while chunk := await stream.read(64 * 1024):
-        room = capture.limit - len(capture.data)
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
         if room > 0:
-            capture.data += chunk[:room]
-        capture.total += len(chunk)
-        if capture.overflowed and on_overflow is not None:
-            on_overflow()
-            on_overflow = None
+            self.data += chunk[:room]
+        self.total += len(chunk)
 
 
-async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
-    # A hook that never reads its stdin must not fail the run.
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stdin.write(data)
-        await stdin.drain()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stdin.close()
+class _Pipes:
+    """One hook process driven straight from the event loop: stdin fed and stdout/stderr
+    read by fd callbacks (no transports, protocols or tasks in between), exit seen on a
+    pidfd and reaped at once. `exited` and `drained` (both output pipes at EOF) are the two
+    things `execute` waits for."""
+
+    READ_SIZE = 256 * 1024
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        proc: subprocess.Popen[bytes],
+        stdin: bytes,
+        stdout_max: int,
+        stderr_max: int,
+    ) -> None:
+        assert proc.stdin and proc.stdout and proc.stderr
+        self.loop, self.proc = loop, proc
+        self.out, self.err = _Capture(stdout_max), _Capture(stderr_max)
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.drained: asyncio.Future[None] = loop.create_future()
+        self._files = {proc.stdin.fileno(): proc.stdin, proc.stdout.fileno(): proc.stdout}
+        self._files[proc.stderr.fileno()] = proc.stderr
+        self._readers: dict[int, _Capture] = {
+            proc.stdout.fileno(): self.out,
+            proc.stderr.fileno(): self.err,
+        }
+        self._stdout_fd = proc.stdout.fileno()
+        self._pidfd: int | None = os.pidfd_open(proc.pid)
+        loop.add_reader(self._pidfd, self._on_exit)
+        for fd in self._files:
+            os.set_blocking(fd, False)
+        for fd in self._readers:
+            loop.add_reader(fd, self._on_readable, fd)
+        self._pending = memoryview(stdin)
+        self._stdin_fd = proc.stdin.fileno()
+        self._feed()
+
+    def _close_fd(self, fd: int) -> None:
+        file = self._files.pop(fd, None)
+        if file is not None:
+            file.close()
+
+    def _feed(self) -> None:
+        # A hook that never reads its stdin must not fail the run: EPIPE ends the feed.
+        try:
+            while self._pending:
+                self._pending = self._pending[os.write(self._stdin_fd, self._pending) :]
+        except BlockingIOError:
+            if self._stdin_fd in self._files:
+                self.loop.add_writer(self._stdin_fd, self._on_writable)
+            return
+        except OSError:
+            self._pending = memoryview(b"")
+        self._close_fd(self._stdin_fd)
+
+    def _on_writable(self) -> None:
+        self.loop.remove_writer(self._stdin_fd)
+        self._feed()
+
+    def _on_readable(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, self.READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.loop.remove_reader(fd)
+            self._close_fd(fd)
+            del self._readers[fd]
+            if not self._readers and not self.drained.done():
+                self.drained.set_result(None)
+            return
+        capture = self._readers[fd]
+        was_over = capture.overflowed
+        capture.add(chunk)
+        if fd == self._stdout_fd and capture.overflowed and not was_over:
+            _kill_group(self.proc.pid)
+
+    def _on_exit(self) -> None:
+        if self._pidfd is not None:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+        self.proc.poll()  # reaps it
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def close(self) -> None:
+        if self._stdin_fd in self._files:
+            self.loop.remove_writer(self._stdin_fd)
+        for fd in list(self._readers):
+            self.loop.remove_reader(fd)
+        self._readers.clear()
+        for fd in list(self._files):
+            self._close_fd(fd)
+        if self._pidfd is not None:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
 
 
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-
-
-async def _exited(pid: int) -> None:
-    """Return once `pid` has exited. (asyncio's `Process.wait()` also waits for the pipes to
-    close, which a background child holding them open would delay until the timeout.)"""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
-
-    def on_exit() -> None:
-        if not done.done():
-            done.set_result(None)
-
-    loop.add_reader(pidfd, on_exit)
-    try:
-        await done
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
 
 
 async def execute(
@@ -410,53 +582,57 @@ async def execute(
     """Run the invocation in its own session; kill the whole group after `wall_clock_s`;
     always reap."""
     started = time.perf_counter()
+    loop = asyncio.get_running_loop()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *invocation.argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        # Started from the loop's thread like asyncio's own subprocess transport does (a
+        # vfork and exec; bwrap's set-up runs after it returns).
+        argv, ids = invocation.spawn_args()
+        proc = subprocess.Popen(  # noqa: ASYNC220 - returns once the child has exec'd
+            argv,
+            bufsize=0,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=invocation.env,
             cwd=invocation.cwd,
             pass_fds=invocation.pass_fds,
             start_new_session=True,
-            user=invocation.user,
-            group=invocation.group,
-            extra_groups=[] if invocation.group is not None else None,
+            **ids,
         )
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return Execution(None, b"", b"", spawn_error=f"{type(exc).__name__}: {exc}")
-    assert proc.stdin and proc.stdout and proc.stderr
-    out, err = _Capture(stdout_max), _Capture(stderr_max)
-    tasks = [
-        asyncio.create_task(_feed(proc.stdin, invocation.stdin)),
-        asyncio.create_task(_capture(proc.stdout, out, lambda: _kill_group(proc.pid))),
-        asyncio.create_task(_capture(proc.stderr, err, None)),
-    ]
+    try:
+        pipes = _Pipes(loop, proc, invocation.stdin, stdout_max, stderr_max)
+    except BaseException:
+        _kill_group(proc.pid)
+        proc.wait()
+        for file in (proc.stdin, proc.stdout, proc.stderr):
+            if file is not None:
+                file.close()
+        raise
     timed_out = False
+    # Shielded: a timeout or a cancellation must not cancel the futures the finally clause
+    # still waits on.
     try:
         async with asyncio.timeout(wall_clock_s):
-            await _exited(proc.pid)
+            await asyncio.shield(pipes.exited)
             # Background children left in the group would hold the pipes open.
             _kill_group(proc.pid)
-            await asyncio.gather(*tasks)
-            await proc.wait()
+            await asyncio.shield(pipes.drained)
     except TimeoutError:
         timed_out = True
     finally:
         _kill_group(proc.pid)
-        await proc.wait()
-        if not all(task.done() for task in tasks):
-            await asyncio.wait(tasks, timeout=_DRAIN_AFTER_KILL_S)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.shield(pipes.exited)
+        if not pipes.drained.done():
+            await asyncio.wait([pipes.drained], timeout=_DRAIN_AFTER_KILL_S)
+        pipes.close()
     return Execution(
         exit_code=None if timed_out else proc.returncode,
-        stdout=bytes(out.data),
-        stderr=bytes(err.data),
+        stdout=bytes(pipes.out.data),
+        stderr=bytes(pipes.err.data),
         timed_out=timed_out,
-        stdout_overflow=out.overflowed,
-        stderr_truncated=err.overflowed,
+        stdout_overflow=pipes.out.overflowed,
+        stderr_truncated=pipes.err.overflowed,
         duration_ms=(time.perf_counter() - started) * 1000,
     )
