@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -24,12 +23,8 @@ from approvals.longpoll import error_response, released
 from console.api import ApiError
 from console.auth import IsAgentOrAdmin
 from console.openapi import errors
-from console.parsers import TOO_DEEP, ensure_storable
+from console.parsers import TOO_DEEP, DocumentRefused, ensure_storable, json_loads
 from console_client.runtimes import RuntimeEvent, RuntimeInputError, parse, require_runtime
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _body(request: HttpRequest) -> Any:
@@ -38,7 +33,9 @@ def _body(request: HttpRequest) -> Any:
     except RequestDataTooBig:
         raise ApiError("Request body is too large.", code="too_large", status_code=413) from None
     try:
-        return ensure_storable(json.loads(raw, parse_constant=_reject_constant))
+        return ensure_storable(json_loads(raw))
+    except DocumentRefused as exc:
+        raise ApiError(exc.message, fields=exc.fields) from None
     except RecursionError:
         raise ApiError(TOO_DEEP, code="malformed") from None
     except (ValueError, ParseError) as exc:
