@@ -22,8 +22,10 @@ def runtime_session_stop_rejections(
         RuntimeSession.objects.filter(agent=agent, session_id=session_id)
         .values_list("stop_rejection_count", flat=True)
         .first()
-    )
-    return found or 0
+    ) or 0
+    # The runtime saying "continuation" means at least one rejection came before, even when
+    # the previous call's counter (written after its answer was sent) has not landed yet.
+    return max(found, 1) if stop_hook_active else found
 
 
 def runtime_session_stop_settle(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from tests.reach_clients.clients import Started
 
@@ -71,10 +72,14 @@ def exported_records(
         assert answer.status_code == 200, answer.text
         text = answer.text
         lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-        # A header line (the filter, the time) and a trailer line (the row count) frame the rows.
-        assert "export" in lines[0], lines[0]
-        rows = lines[1:-1]
-        assert lines[-1] == {"export_end": {"rows": len(rows)}}, lines[-1]
+        # One record per line, every line the same shape; the manifest counts them.
+        rows = lines
+        assert all("interception_point" in row for row in rows), rows[:1]
+        manifest = governed.console.api(
+            "GET", urlsplit(answer.headers["X-Export-Manifest"]).path, token=governed.auditor_token
+        )
+        assert manifest.status_code == 200, manifest.text
+        assert manifest.json()["rows"] == len(rows), manifest.json()
         points = {row["interception_point"] for row in rows}
         if expect_points <= points or time.monotonic() > deadline:
             return rows, text
