@@ -132,7 +132,10 @@ def test_the_queue_is_sorted_by_time_left_and_says_what_happens_to_rows(rita, al
         assert page.title().startswith("(3) Approvals")
 
         # It expires: the count and the title drop at once, before any sweep.
-        expect(page.locator(f"#esc-{overdue}")).to_have_class(re.compile(r"\bexpired\b"))
+        # Up to 8 s after it was set; expect()'s own timeout (5 s) is shorter than that.
+        expect(page.locator(f"#esc-{overdue}")).to_have_class(
+            re.compile(r"\bexpired\b"), timeout=15_000
+        )
         expect(page.locator("#nav-pending-count")).to_have_text("2")
         expect(page).to_have_title(re.compile(r"^\(2\) Approvals"))
         assert status_of(overdue) == EscalationStatus.PENDING
