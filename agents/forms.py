@@ -263,6 +263,7 @@ class DocumentForm(ProblemsForm):
             text = data.get("text") or ""
         if not text.strip():
             raise forms.ValidationError("Paste a document or choose a file.")
+        data["source"] = text
         try:
             data["document"] = _parse_document(text)
         except DocumentRefused as exc:
