@@ -56,9 +56,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from agents.config_review import scope_revision
 from tests.approvals.conftest import approval_request
 from tests.audit.record_wires import items, sdk_session
-from tests.security.world import AGENT_PERSONAS, PERSONAS, SESSION_PERSONAS, World
+from tests.security.world import AGENT_PERSONAS, CUSTOM, PERSONAS, SESSION_PERSONAS, World
 
 LOGIN = "login"
 Expect = dict[str, int | str]
@@ -133,6 +134,16 @@ def _document(name: str, instructions: str) -> dict[str, Any]:
         "metadata": {"name": name},
         "spec": {"instructions": instructions, "hooks": {"Stop": [{"prompt": "Done?"}]}},
     }
+
+
+def _confirm(text: str | None, custom_agent: str = "") -> Callable[[World], dict[str, Any]]:
+    """The Confirm button of a preview: the reviewed text and the scope's current revision."""
+
+    def body(world: World) -> dict[str, Any]:
+        base = scope_revision(world.sre, custom_agent)
+        return {"step": "confirm", "base_revision": base, **({"text": text} if text else {})}
+
+    return body
 
 
 CLAUDE_CODE_PRE_TOOL_USE = {
@@ -486,9 +497,18 @@ ROWS: list[Row] = [
         A + "import/",
         "POST",
         "/agents/{sre}/import/",
-        page(302, *ADMIN),
+        page(200, *ADMIN),
         {"text": _json(_document("imported", "hello"))},
+        label="preview",
+    ),
+    Row(
+        A + "import/",
+        "POST",
+        "/agents/{sre}/import/",
+        page(302, *ADMIN),
+        _confirm(_json(_document("imported", "hello")), custom_agent="imported"),
         writes=True,
+        label="confirm",
     ),
     Row(C, "GET", "/agents/{sre}/custom/{custom}/", page(200, *ADMIN)),
     Row(C + "hooks/new/", "GET", "/agents/{sre}/custom/{custom}/hooks/new/", page(200, *ADMIN)),
@@ -522,9 +542,18 @@ ROWS: list[Row] = [
         C + "yaml/",
         "POST",
         "/agents/{sre}/custom/{custom}/yaml/",
-        page(302, *ADMIN),
+        page(200, *ADMIN),
         {"text": _json(_document("triage", "edited"))},
+        label="preview",
+    ),
+    Row(
+        C + "yaml/",
+        "POST",
+        "/agents/{sre}/custom/{custom}/yaml/",
+        page(302, *ADMIN),
+        _confirm(_json(_document("triage", "edited")), custom_agent=CUSTOM),
         writes=True,
+        label="confirm",
     ),
     Row(C + "export/", "GET", "/agents/{sre}/custom/{custom}/export/", page(200, *ADMIN)),
     Row(C + "history/", "GET", "/agents/{sre}/custom/{custom}/history/", page(200, *ADMIN)),
@@ -560,9 +589,18 @@ ROWS: list[Row] = [
         A + "history/<int:number>/rollback/",
         "POST",
         "/agents/{sre}/history/{revision}/rollback/",
-        page(302, *ADMIN),
+        page(200, *ADMIN),
         {},
+        label="preview",
+    ),
+    Row(
+        A + "history/<int:number>/rollback/",
+        "POST",
+        "/agents/{sre}/history/{revision}/rollback/",
+        page(302, *ADMIN),
+        _confirm(None),
         writes=True,
+        label="confirm",
     ),
     # approvals pages (reviewers) ----------------------------------------------------------
     Row("approvals/", "GET", "/approvals/", page(200, *REVIEWERS)),
