@@ -32,6 +32,7 @@ from agents.forms import (
     HookForm,
     TokenForm,
 )
+from agents.health import health_context
 from agents.models import Agent, CustomAgent, Hook
 from agents.validation import ValidationFailed
 from audit.selectors import dead_letter_summary
@@ -123,7 +124,12 @@ def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     hooks = selectors.hook_groups(agent, None, request.GET.get("page"))
     context = _agent_page(
-        agent, "hooks", hooks=hooks, custom_agent=None, dead_letters=dead_letter_summary(agent)
+        agent,
+        "hooks",
+        hooks=hooks,
+        custom_agent=None,
+        dead_letters=dead_letter_summary(agent),
+        **health_context(agent, None),
     )
     return _render(request, "agents/agent_hooks.html", "hooks", context)
 
@@ -132,15 +138,18 @@ def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def agent_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    url = reverse("agents:detail", args=[slug])
     try:
         services.agent_set_mode(
             actor=request_actor(request), agent=agent, mode=request.POST.get("mode", "")
         )
     except ValidationFailed as exc:
+        if not request.htmx:
+            return _go(request, url, _warned(exc.fields), messages.ERROR)
         messages.error(request, _warned(exc.fields))
     if request.htmx:
         return render(request, "agents/agent_base.html#mode-banner", {"agent": agent})
-    return _go(request, reverse("agents:detail", args=[slug]), f"Mode is now {agent.mode}.")
+    return _go(request, url, f"Mode is now {agent.mode}.")
 
 
 @admin_required
@@ -185,7 +194,8 @@ def _hooks_changed(request: HtmxHttpRequest, hook: Hook, message: str) -> HttpRe
     agent, custom_agent = hook.agent, hook.custom_agent
     hooks = selectors.hook_groups(agent, custom_agent, request.POST.get("page"))
     if request.htmx:
-        context = {"agent": agent, "custom_agent": custom_agent, "hooks": hooks}
+        context = {"agent": agent, "custom_agent": custom_agent, "hooks": hooks, "oob": True}
+        context.update(health_context(agent, custom_agent))
         return render(request, "agents/hooks_panel.html#hooks", context)
     return _go(request, _scope_url(agent, custom_agent, hooks.page.number), message)
 
@@ -307,7 +317,12 @@ def custom_agent_detail(request: HtmxHttpRequest, slug: str, name: str) -> HttpR
     custom_agent = _custom_agent_for(request, slug, name)
     hooks = selectors.hook_groups(custom_agent.agent, custom_agent, request.GET.get("page"))
     context = _agent_page(
-        custom_agent.agent, "custom", custom_agent=custom_agent, subtab="hooks", hooks=hooks
+        custom_agent.agent,
+        "custom",
+        custom_agent=custom_agent,
+        subtab="hooks",
+        hooks=hooks,
+        **health_context(custom_agent.agent, custom_agent),
     )
     return _render(request, "agents/custom_agent.html", "hooks", context)
 
