@@ -106,6 +106,7 @@ class HookChange:
     position_after: int | None
     fields: list[FieldChange] = field(default_factory=list)
     moved: bool = False
+    named: bool = False  # the label is the hook's name (else its event and place)
     hook: dict[str, Any] = field(default_factory=dict)  # the hook after (before, if removed)
 
     @property
@@ -284,6 +285,7 @@ def hooks_diff(
                     hook_type=hook_type,
                     position_before=None if old is None else old.index + 1,
                     position_after=None if new is None else new.index + 1,
+                    named=entry.name is not None,
                     hook=hook,
                 )
             )
@@ -300,6 +302,7 @@ def hooks_diff(
                     position_after=new.index + 1,
                     fields=fields,
                     moved=id(old) in moved,
+                    named=new.name is not None,
                     hook=new.hook,
                 )
             )

@@ -68,7 +68,8 @@ def _judge_problem(hook: Hook, problem: str) -> HealthItem:
         "error" if fail_mode == "block" else "warning",
         hook,
         f"No LLM endpoint is configured ({problem}): this prompt hook errs on every run the "
-        f"console evaluates, and with failMode {fail_mode} it {effect}.",
+        f"console evaluates (other runtimes, Test this hook), and with failMode {fail_mode} it "
+        f"{effect}. Agents that run hooks themselves use their own CONSOLE_LLM_* settings.",
     )
 
 
