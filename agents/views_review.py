@@ -75,9 +75,7 @@ def _review(
     text: str = "",
     moved: str = "",
 ) -> HttpResponse:
-    context.update(
-        preview=preview, action=action, title=title, text=text, moved=moved, subtab="history"
-    )
+    context.update(preview=preview, action=action, title=title, text=text, moved=moved)
     return _render(request, "agents/review.html", "review", context)
 
 
@@ -215,7 +213,9 @@ def revision_rollback(request: HtmxHttpRequest, slug: str, number: int) -> HttpR
         return _go(request, url, f"{NOTHING_TO_APPLY} (r{number})", messages.INFO)
     custom_agent = selectors.find_custom_agent(agent, name)
     tab = "custom" if name else "history"
-    context = _agent_page(agent, tab, custom_agent=custom_agent, scope_name=name, revision=revision)
+    context = _agent_page(
+        agent, tab, custom_agent=custom_agent, scope_name=name, revision=revision, subtab="history"
+    )
     action = reverse("agents:revision_rollback", args=[slug, number])
     scope = f"custom agent {name}" if name else "the agent level"
     title = f"Review the rollback of {scope} to revision {number}"
