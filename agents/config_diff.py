@@ -68,7 +68,9 @@ def config_of_agent_level(mode: str, hooks: list[HookInput]) -> ScopeConfig:
 
 def shown(value: Any) -> str:
     """A value as the YAML/JSON document writes it (strings as they are)."""
-    return value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, str):
+        return value or '""'
+    return json.dumps(value)
 
 
 def _is_block(value: Any) -> bool:

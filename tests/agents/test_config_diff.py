@@ -149,3 +149,11 @@ def test_a_new_scope_is_created_with_every_hook_added_and_deleting_removes_all()
     assert (created.added, created.removed, created.changed) == (2, 0, 0)
     deleted = config_diff(config, ABSENT)
     assert deleted.deleted and (deleted.added, deleted.removed) == (0, 2)
+
+
+def test_values_are_shown_as_the_document_writes_them() -> None:
+    diff = config_diff(ABSENT, _config({}, handoffDescription="", enableVanillaMode=False))
+    assert [(f.name, f.was_set, f.after_text) for f in diff.settings] == [
+        ("handoffDescription", False, '""'),
+        ("enableVanillaMode", False, "false"),
+    ]
