@@ -116,6 +116,7 @@ def _log_in(page: Page, base: str, username: str) -> None:
 def _interact_as_admin(page: Page, base: str, world: World, problems: list[str]) -> None:
     """Controls that swap HTML in or toggle parts of the page."""
     page.goto(f"{base}/agents/{SRE}/hooks/new/")
+    page.select_option("#id_event", "PreToolUse")  # Stop hooks have no matcher field
     page.select_option("#id_type", "command")
     page.select_option("#id_type", "approval")
     page.fill("#id_matcher", "(unclosed")
