@@ -54,10 +54,9 @@ def _stored_problems(hook: Hook) -> list[HealthItem]:
     ]
     for messages in problems.warnings.values():
         for message in messages:
-            never = "matches no tool" in message
-            items.append(
-                HealthItem("warning", hook, f"Never runs: {message}" if never else message)
-            )
+            if "matches no tool" in message:
+                message = f"Never runs: {message[:1].lower()}{message[1:]}"
+            items.append(HealthItem("warning", hook, message))
     return items
 
 

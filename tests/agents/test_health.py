@@ -72,7 +72,7 @@ def test_an_empty_matcher_never_runs_and_a_stop_matcher_has_no_effect(sre, judge
     empty = _hook(sre.agent, "PostToolUse", type="command", matcher="", command="exit 0")
     stop = _hook(sre.agent, "Stop", type="command", matcher="Bash", command="exit 0")
     found = _messages(sre.agent)
-    assert ("warning", empty.key, "Never runs: An empty or null matcher matches no tool.") in found
+    assert ("warning", empty.key, "Never runs: an empty or null matcher matches no tool.") in found
     assert ("warning", stop.key, "matcher has no effect on Stop hooks.") in found
 
 
