@@ -5,7 +5,7 @@ whose base moved meanwhile.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agents.config_diff import (
@@ -26,6 +26,7 @@ from agents.selectors import (
 )
 from agents.validation import (
     CustomAgentDocument,
+    HookInput,
     Problems,
     ValidationFailed,
     validate_document,
@@ -115,23 +116,44 @@ def document_preview(agent: Agent, name: str, document: Any) -> Preview:
     return _preview(agent, name, config_of_document(parsed), parsed.warnings, base)
 
 
-def revision_target(revision: ConfigRevision) -> tuple[ScopeConfig, dict[str, list[str]]]:
-    """The configuration a rollback to `revision` restores, validated as today's rules say."""
+@dataclass(frozen=True)
+class RevisionContent:
+    """What a rollback to a revision restores, validated by today's rules: the agent level's
+    hooks and mode, a custom agent's document, or the custom agent's deletion."""
+
+    hooks: list[HookInput]
+    mode: str | None = None
+    document: CustomAgentDocument | None = None
+    deleted: bool = False
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+
+    def config(self, agent: Agent) -> ScopeConfig:
+        if self.deleted:
+            return ABSENT
+        if self.document is not None:
+            return config_of_document(self.document)
+        return config_of_agent_level(self.mode or agent.mode, self.hooks)
+
+
+def revision_content(revision: ConfigRevision) -> RevisionContent:
+    """Raises ValidationFailed when the snapshot no longer validates."""
     snapshot = revision.snapshot or {}
     if revision.scope == ConfigRevision.Scope.AGENT:
         hooks, problems = validate_hooks_map(snapshot.get("hooks"), base="/hooks")
         if problems.errors:
             raise ValidationFailed(problems, "That revision no longer validates.")
-        mode = snapshot.get("mode") if snapshot.get("mode") in Mode.values else revision.agent.mode
-        return config_of_agent_level(str(mode), hooks), problems.warnings
+        mode = snapshot.get("mode")
+        return RevisionContent(
+            hooks=hooks, mode=mode if mode in Mode.values else None, warnings=problems.warnings
+        )
     if snapshot.get("deleted"):
-        return ABSENT, {}
+        return RevisionContent(hooks=[], deleted=True)
     parsed = validate_document(snapshot)
-    return config_of_document(parsed), parsed.warnings
+    return RevisionContent(hooks=parsed.hooks, document=parsed, warnings=parsed.warnings)
 
 
 def rollback_preview(revision: ConfigRevision) -> Preview:
     agent, name = revision.agent, revision.custom_agent_name
     base = scope_revision(agent, name)
-    target, warnings = revision_target(revision)
-    return _preview(agent, name, target, warnings, base)
+    content = revision_content(revision)
+    return _preview(agent, name, content.config(agent), content.warnings, base)

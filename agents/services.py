@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
 
-from agents.config_review import refuse_if_moved, validate_named_document
+from agents.config_review import refuse_if_moved, revision_content, validate_named_document
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
 from agents.selectors import scope_snapshot
 from agents.validation import (
@@ -22,7 +22,6 @@ from agents.validation import (
     Problems,
     ValidationFailed,
     validate_custom_agent_text,
-    validate_document,
     validate_hook,
     validate_hooks_map,
     validate_name,
@@ -511,19 +510,16 @@ def revision_rollback(
     agent = revision.agent
     _lock_agent(agent)
     refuse_if_moved(agent, revision.custom_agent_name, base_revision)
-    snapshot = revision.snapshot or {}
+    content = revision_content(revision)
     if revision.scope == ConfigRevision.Scope.AGENT:
-        hooks, problems = validate_hooks_map(snapshot.get("hooks"), base="/hooks")
-        if problems.errors:
-            raise ValidationFailed(problems, "That revision no longer validates.")
-        _replace_hooks(agent, None, hooks)
-        if snapshot.get("mode") in Mode.values and agent.mode != snapshot["mode"]:
-            agent.mode = snapshot["mode"]
+        _replace_hooks(agent, None, content.hooks)
+        if content.mode is not None and agent.mode != content.mode:
+            agent.mode = content.mode
             agent.save(update_fields=["mode", "updated_at"])
-    elif snapshot.get("deleted"):
+    elif content.deleted:
         CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).delete()
-    else:
-        parsed = validate_document(snapshot)
+    elif content.document is not None:
+        parsed = content.document
         if not CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).exists():
             _refuse_past_custom_agent_limit(agent, "/name")
         custom_agent, _ = CustomAgent.objects.get_or_create(
@@ -541,7 +537,7 @@ def revision_rollback(
         action=GovernanceAction.REVISION_ROLLED_BACK,
         summary=f"Rolled back {revision.get_scope_display().lower()}"
         f"{' ' + revision.custom_agent_name if revision.custom_agent_name else ''} to revision {revision.number}",
-        deleted=bool(snapshot.get("deleted")),
+        deleted=content.deleted,
     )
 
 
