@@ -75,6 +75,15 @@ def reviewer_reach(user: Any) -> ReviewerReach | None:
     return ReviewerReach(frozenset(scoped) or None)
 
 
+def reviewer_scopes(user_ids: list[int]) -> dict[int, list[str]]:
+    """The agent slugs each of `user_ids` is restricted to (absent: not restricted)."""
+    scopes: dict[int, list[str]] = {}
+    rows = ReviewerScope.objects.filter(user_id__in=user_ids).order_by("agent__slug")
+    for user_id, slug in rows.values_list("user_id", "agent__slug"):
+        scopes.setdefault(user_id, []).append(slug)
+    return scopes
+
+
 def reviewer_may_decide(user: Any, agent_id: int) -> bool:
     if not is_reviewer(user):
         return False
