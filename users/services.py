@@ -89,7 +89,7 @@ def _scope_agents(
     missing = sorted(set(slugs) - {agent.slug for agent in agents})
     if missing:
         problems["agents"] = [f"No agent named {', '.join(missing)}."]
-    elif slugs and (Role.ADMIN in roles or Role.REVIEWER not in roles):
+    elif slugs and roles and (Role.ADMIN in roles or Role.REVIEWER not in roles):
         problems["agents"] = [
             "Only reviewers can be limited to some agents (admins review for every agent)."
         ]

@@ -634,9 +634,7 @@ ROWS: list[Row] = [
     Row(U + "invitation/", "POST", "/users/{person}/invitation/", page(200, *ADMIN), writes=True),
     Row(U + "deactivate/", "GET", "/users/{person}/deactivate/", page(200, *ADMIN)),
     Row(U + "deactivate/", "POST", "/users/{person}/deactivate/", page(302, *ADMIN), writes=True),
-    Row(
-        U + "reactivate/", "POST", "/users/{inactive}/reactivate/", page(302, *ADMIN), writes=True
-    ),
+    Row(U + "reactivate/", "POST", "/users/{inactive}/reactivate/", page(302, *ADMIN), writes=True),
     Row(
         U + "tokens/",
         "POST",
