@@ -25,6 +25,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from agents.models import Agent
+from agents.selectors import agents_by_slug
 from approvals import live
 from approvals import services as approval_services
 from approvals.selectors import reviewer_scopes
@@ -85,7 +86,7 @@ def _scope_agents(
     slugs: list[str], roles: list[str], problems: dict[str, list[str]]
 ) -> list[Agent]:
     """The agents named by `slugs` (a reviewer scope); problems land on the `agents` field."""
-    agents = list(Agent.objects.filter(slug__in=slugs).order_by("slug"))
+    agents = agents_by_slug(slugs)
     missing = sorted(set(slugs) - {agent.slug for agent in agents})
     if missing:
         problems["agents"] = [f"No agent named {', '.join(missing)}."]

@@ -13,16 +13,14 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django.views.decorators.http import require_POST, require_safe
 
-from agents.views import admin_required
+from agents.views import GET_POST, admin_required
 from console import services as console_services
 from console.actors import request_actor
 from users import selectors, services
 from users.forms import RolesForm, TokenForm, UserCreateForm
 from users.services import UserProblems
-
-GET_POST = require_http_methods(["GET", "POST"])
 
 
 def _detail(
