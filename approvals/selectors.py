@@ -21,6 +21,7 @@ from approvals.models import (
     EscalationStatus,
     EscalationVote,
     ReviewerScope,
+    SlackIdentity,
     VoteOutcome,
 )
 from console.governance.actions import GovernanceAction
@@ -82,6 +83,12 @@ def reviewer_scopes(user_ids: list[int]) -> dict[int, list[str]]:
     for user_id, slug in rows.values_list("user_id", "agent__slug"):
         scopes.setdefault(user_id, []).append(slug)
     return scopes
+
+
+def slack_member_of(user: Any) -> str:
+    """The Slack member ID linked to `user`, or ""."""
+    identity = SlackIdentity.objects.filter(user_id=user.pk).first()
+    return identity.slack_user_id if identity else ""
 
 
 def reviewer_may_decide(user: Any, agent_id: int) -> bool:

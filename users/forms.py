@@ -54,6 +54,15 @@ class UserCreateForm(RolesForm):
     field_order = ["username", "roles", "agents", "password"]
 
 
+class SlackForm(ProblemsForm):
+    slack_user_id = forms.CharField(
+        label="Slack member ID",
+        max_length=64,
+        required=False,
+        help_text="Their clicks on Approve/Reject in Slack then act as them. Empty: unlinked.",
+    )
+
+
 class TokenForm(ProblemsForm):
     name = forms.CharField(
         max_length=200, required=False, help_text="What will use it, e.g. ci-export."

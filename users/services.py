@@ -28,7 +28,8 @@ from agents.models import Agent
 from agents.selectors import agents_by_slug
 from approvals import live
 from approvals import services as approval_services
-from approvals.selectors import reviewer_scopes
+from approvals.selectors import reviewer_scopes, slack_member_of
+from approvals.validation import InvalidInput
 from console import services as console_services
 from console.actors import Actor
 from console.governance.actions import GovernanceAction
@@ -280,6 +281,18 @@ def user_invitation_issue(*, actor: Actor | None, user: User) -> str:
         target=user,
     )
     return path
+
+
+def user_slack_set(*, actor: Actor | None, user: User, slack_user_id: str) -> bool:
+    """Link `user` to a Slack member ("" unlinks); False when it already was so."""
+    before = slack_member_of(user)
+    try:
+        approval_services.slack_identity_set(actor=actor, user=user, slack_user_id=slack_user_id)
+    except InvalidInput as exc:
+        raise UserProblems(
+            {"slack_user_id": [m for ms in exc.fields.values() for m in ms]}
+        ) from None
+    return before != slack_user_id.strip()
 
 
 def personal_token_issue(

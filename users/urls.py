@@ -15,6 +15,7 @@ urlpatterns = [
     path("<int:pk>/invitation/", views.user_invitation, name="invitation"),
     path("<int:pk>/deactivate/", views.user_deactivate, name="deactivate"),
     path("<int:pk>/reactivate/", views.user_reactivate, name="reactivate"),
+    path("<int:pk>/slack/", views.user_slack, name="slack"),
     path("<int:pk>/tokens/", views.token_issue, name="token_issue"),
     path("<int:pk>/tokens/<int:token_pk>/revoke/", views.token_revoke, name="token_revoke"),
 ]

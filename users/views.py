@@ -16,10 +16,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from agents.views import GET_POST, admin_required
+from approvals.selectors import slack_member_of
 from console import services as console_services
 from console.actors import request_actor
 from users import selectors, services
-from users.forms import RolesForm, TokenForm, UserCreateForm
+from users.forms import RolesForm, SlackForm, TokenForm, UserCreateForm
 from users.services import UserProblems
 
 
@@ -33,6 +34,7 @@ def _detail(
         "person": row.user,
         "form": RolesForm(initial=initial, agents=selectors.scope_choices(viewer)),
         "token_form": TokenForm(),
+        "slack_form": SlackForm(initial={"slack_user_id": slack_member_of(row.user)}),
         "tokens": selectors.personal_tokens(row.user),
         "is_self": row.user.pk == viewer.pk,
         "invitation_days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86400),
@@ -142,6 +144,25 @@ def user_reactivate(request: HttpRequest, pk: int) -> HttpResponse:
     except UserProblems as exc:
         return _detail(request, row, status=409, problems=exc.problems[""])
     return _to_detail(request, row.user, f"Reactivated {row.user.username}.")
+
+
+@admin_required
+@require_POST
+def user_slack(request: HttpRequest, pk: int) -> HttpResponse:
+    row = selectors.get_user_for_admin(request.user, pk)
+    form = SlackForm(request.POST)
+    if form.is_valid():
+        wanted = form.cleaned_data["slack_user_id"].strip()
+        try:
+            changed = services.user_slack_set(
+                actor=request_actor(request), user=row.user, slack_user_id=wanted
+            )
+        except UserProblems as exc:
+            form.add_problems(exc)
+        else:
+            said = f"Slack member set to {wanted}." if wanted else "Slack member unlinked."
+            return _to_detail(request, row.user, said if changed else "Nothing changed.")
+    return _detail(request, row, slack_form=form)
 
 
 @admin_required

@@ -636,6 +636,14 @@ ROWS: list[Row] = [
     Row(U + "deactivate/", "POST", "/users/{person}/deactivate/", page(302, *ADMIN), writes=True),
     Row(U + "reactivate/", "POST", "/users/{inactive}/reactivate/", page(302, *ADMIN), writes=True),
     Row(
+        U + "slack/",
+        "POST",
+        "/users/{person}/slack/",
+        page(302, *ADMIN),
+        {"slack_user_id": "U0MATRIX02"},
+        writes=True,
+    ),
+    Row(
         U + "tokens/",
         "POST",
         "/users/{person}/tokens/",

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from approvals.models import ReviewerScope
+from approvals.models import ReviewerScope, SlackIdentity
 from console.governance.models import GovernanceEvent
 from users.services import UserProblems, user_roles, user_update
 
@@ -183,3 +183,26 @@ def test_a_superuser_counts_as_an_admin(alice):
 def test_an_unknown_user_is_404_in_the_console_layout(admin_client):
     response = admin_client.get("/users/999999/")
     assert response.status_code == 404
+
+
+def test_linking_and_unlinking_a_slack_member(admin_client, alice, rita, audrey):
+    response = admin_client.post(f"/users/{rita.pk}/slack/", {"slack_user_id": " U012AB3CD "})
+    assert response.status_code == 302
+    assert SlackIdentity.objects.get(user=rita).slack_user_id == "U012AB3CD"
+    page = admin_client.get(f"/users/{rita.pk}/").content.decode()
+    assert "Slack member set to U012AB3CD." in page and 'value="U012AB3CD"' in page
+
+    taken = admin_client.post(f"/users/{audrey.pk}/slack/", {"slack_user_id": "U012AB3CD"})
+    html = taken.content.decode()
+    assert re.search(r'id="field-slack_user_id".*?Already linked to rita', html, re.S)
+    bad = admin_client.post(f"/users/{audrey.pk}/slack/", {"slack_user_id": "#general"})
+    assert "A member ID looks like U012AB3CD" in bad.content.decode()
+    assert not SlackIdentity.objects.filter(user=audrey).exists()
+
+    admin_client.post(f"/users/{rita.pk}/slack/", {"slack_user_id": ""})
+    assert not SlackIdentity.objects.exists()
+    events = GovernanceEvent.objects.filter(action="reviewer.slack_set").order_by("id")
+    assert [(e.actor, e.after) for e in events] == [
+        (alice, {"slack_user_id": "U012AB3CD"}),
+        (alice, {"slack_user_id": None}),
+    ]

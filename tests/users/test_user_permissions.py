@@ -20,6 +20,7 @@ PAGES = [
     ("get", "/users/{pk}/deactivate/"),
     ("post", "/users/{pk}/deactivate/"),
     ("post", "/users/{pk}/reactivate/"),
+    ("post", "/users/{pk}/slack/"),
     ("post", "/users/{pk}/tokens/"),
     ("post", "/users/{pk}/tokens/1/revoke/"),
 ]
@@ -30,7 +31,8 @@ PAGES = [
 def test_people_who_are_not_admins_get_the_styled_403(request, rita, method, url, who):
     client = request.getfixturevalue(who)
     before = GovernanceEvent.objects.count()
-    data = {"username": "x", "roles": ["admin"], "name": "t"} if method == "post" else None
+    data = {"username": "x", "roles": ["admin"], "name": "t", "slack_user_id": "U0RITA01"}
+    data = data if method == "post" else None
     response = getattr(client, method)(url.format(pk=rita.pk), data)
     assert response.status_code == 403
     html = response.content.decode()
