@@ -71,7 +71,6 @@ def test_deactivating_a_reviewer_disconnects_their_open_inbox(alice, rita, sre):
         admin.get_by_role("link", name="rita", exact=True).click()
         admin.get_by_role("link", name="Deactivate rita…").click()
         expect(admin.locator("h1")).to_have_text("Deactivate rita?")
-        shot(admin, "deactivate-1440")
         clicked = time.monotonic()
         admin.get_by_role("button", name="Deactivate rita").click()
         expect(admin.locator(".msg-success")).to_contain_text(
@@ -128,6 +127,9 @@ def test_the_user_pages_and_error_pages_at_both_widths(alice, rita, audrey, sre,
                 "Choose at least one role."
             )
             shot(admin, f"detail-error-{width}")
+            admin.get_by_role("link", name=f"Deactivate {username}…").click()
+            expect(admin.locator("h1")).to_have_text(f"Deactivate {username}?")
+            shot(admin, f"deactivate-{width}")
 
             # The invitation link lets the newcomer choose a password on the console's page.
             invited = browser.new_context(viewport=viewport).new_page()
