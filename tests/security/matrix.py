@@ -28,8 +28,9 @@ silent, the rows below follow these decisions, each what an experienced user exp
   is nothing for them), not a redirect back to the login form they just passed.
 - Django's own account pages (login, logout (POST only), password change for anyone logged
   in, the password-reset pages for anyone) are as Django ships them.
-- `/admin/` is Django admin with its own staff check: one row in the test (anonymous → the
-  admin login).
+- `/admin/` is Django admin, the superusers' back office (console.admin_site): one row in
+  the test (anonymous and every console persona, admins included → the admin login). Console
+  admins manage users under `/users/`.
 - `POST /api/v1/integrations/slack/interactions` is authenticated by Slack's request
   signature alone (DESIGN §4): cookies and tokens neither help nor hurt. Unsigned → 401 for
   everyone; correctly signed (`SLACK_SECRET`, which the matrix test sets) → 200 for everyone,
@@ -209,6 +210,7 @@ AGENT_OR_ADMIN = ("admin", "agent", "agent_other")
 A = "agents/<str:slug>/"
 C = A + "custom/<str:name>/"
 H = A + "hooks/<str:key>/"
+U = "users/<int:pk>/"
 
 ROWS: list[Row] = [
     # console ------------------------------------------------------------------------------
@@ -654,4 +656,44 @@ ROWS: list[Row] = [
     ),
     Row("audit/events/", "GET", "/audit/events/", page(200, *AUDITORS)),
     Row("audit/dashboard/", "GET", "/audit/dashboard/", page(200, *AUDITORS)),
+    # user pages (admins); the target is the no-role person ----------------------------------
+    Row("users/", "GET", "/users/", page(200, *ADMIN)),
+    Row("users/new/", "GET", "/users/new/", page(200, *ADMIN)),
+    Row(
+        "users/new/",
+        "POST",
+        "/users/new/",
+        page(200, *ADMIN),
+        {"username": "newcomer", "roles": ["auditor"]},
+        writes=True,
+    ),
+    Row(U, "GET", "/users/{person}/", page(200, *ADMIN)),
+    Row(U, "POST", "/users/{person}/", page(302, *ADMIN), {"roles": ["auditor"]}, writes=True),
+    Row(U + "invitation/", "POST", "/users/{person}/invitation/", page(200, *ADMIN), writes=True),
+    Row(U + "deactivate/", "GET", "/users/{person}/deactivate/", page(200, *ADMIN)),
+    Row(U + "deactivate/", "POST", "/users/{person}/deactivate/", page(302, *ADMIN), writes=True),
+    Row(U + "reactivate/", "POST", "/users/{inactive}/reactivate/", page(302, *ADMIN), writes=True),
+    Row(
+        U + "slack/",
+        "POST",
+        "/users/{person}/slack/",
+        page(302, *ADMIN),
+        {"slack_user_id": "U0MATRIX02"},
+        writes=True,
+    ),
+    Row(
+        U + "tokens/",
+        "POST",
+        "/users/{person}/tokens/",
+        page(200, *ADMIN),
+        {"name": "ci"},
+        writes=True,
+    ),
+    Row(
+        U + "tokens/<int:token_pk>/revoke/",
+        "POST",
+        "/users/{person}/tokens/{person_token}/revoke/",
+        page(302, *ADMIN),
+        writes=True,
+    ),
 ]

@@ -52,6 +52,10 @@ def _pages(world: World) -> dict[str, list[str]]:
             f"/approvals/{world.escalation.pk}/",
             *audit,
             "/api/docs/",
+            "/users/",
+            "/users/new/",
+            world.fmt("/users/{person}/"),
+            world.fmt("/users/{person}/deactivate/"),
         ],
         "rev": [
             "/approvals/",
