@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
@@ -23,17 +21,15 @@ from agents.models import Agent, Hook
 from agents.tasks import HOOK_TEST_TASK_MARGIN_SECONDS, hook_test_run_task
 from agents.validation import EVENTS, TIMEOUT_DEFAULT, ValidationFailed
 from console.parsers import DocumentRefused, ensure_storable, json_loads
-from console.roles import is_admin
+from console.roles import Role
+from console.web import role_required
 
 PANEL = "agents/_hook_test_panel.html"
 RESULT = "agents/_hook_test_result.html"
 
 
 def _hook(request: HttpRequest, agent: Agent, key: str) -> Hook | None:
-    if not key:
-        return None
-    hook = selectors.get_hook_for_user(request.user, key)
-    return hook if hook.agent_id == agent.pk else None
+    return selectors.get_hook_for_user(request.user, agent.slug, key) if key else None
 
 
 def _panel(request: HttpRequest, agent: Agent) -> HttpResponse:
@@ -54,11 +50,9 @@ def _errors(problems: dict[str, list[str]]) -> list[str]:
     ]
 
 
-@login_required
+@role_required(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def hook_test(request: HttpRequest, slug: str) -> HttpResponse:
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins may test hooks.")
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     if request.method == "GET":
         return _panel(request, agent)
