@@ -17,14 +17,23 @@ from typing import Any
 from django.db import transaction
 
 from agents.models import Agent, Hook
-from agents.validation import EVENTS, Problems, ValidationFailed, validate_hook
+from agents.validation import (
+    EVENTS,
+    FAIL_MODE_DEFAULT,
+    Problems,
+    ValidationFailed,
+    validate_hook,
+)
 from console.actors import Actor
 from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
+from console_client.context_mapping import matcher_matches
 from console_client.context_mapping import sample_context as _sample_context
+from console_client.evaluation import MAX_REJECTIONS_DEFAULT, hook_applies
 from console_client.results import HookResult
 
 EXCERPT_CHARS = 4000
+LLM_MISSING = "No LLM endpoint is configured"
 CONTEXT_MAX_BYTES = 256 * 1024
 SAMPLE_TRANSCRIPT = (
     {"role": "user", "content": "The api service returns 502s. Please fix it."},
@@ -38,8 +47,36 @@ SAMPLE_TRANSCRIPT = (
 
 
 def sample_context(event: str, agent_name: str) -> dict[str, Any]:
-    """The context the portal pre-fills for `event` (SPEC §1 field names)."""
+    """The hook context the portal pre-fills for `event`."""
     return _sample_context(event, agent_name)
+
+
+def hook_test_skip_reason(definition: dict[str, Any], event: str, context: dict[str, Any]) -> str:
+    """Why the hook would not run on this hook context ("" if it would), decided by the same
+    rules the agents apply (console_client.evaluation)."""
+    tool = str(context.get("tool_name", ""))
+    # The rules read the agent-side event context; the sample is the hook's own context.
+    event_view = {
+        "tool_call": {"name": tool},
+        "tool_result": {"is_error": context.get("tool_succeeded") is False},
+    }
+    if event in ("PreToolUse", "PostToolUse"):
+        if not matcher_matches(definition.get("matcher"), tool):
+            return (
+                f"This hook would not run for tool {tool!r}: its matcher "
+                f"{definition.get('matcher')!r} does not match it."
+            )
+        if not hook_applies(definition, event, event_view):
+            return "This hook would not run: PostToolUse hooks run only after a tool succeeded."
+    if event == "Stop" and definition["type"] == "prompt":
+        bound = int(definition.get("maxRejections", MAX_REJECTIONS_DEFAULT))
+        count = context.get("stop_rejection_count")
+        if isinstance(count, int) and count >= bound:
+            return (
+                f"This hook would not run: the agent was already sent back {count} time(s), "
+                f"and prompt Stop hooks stop after maxRejections ({bound})."
+            )
+    return ""
 
 
 def hook_test_validate(
@@ -78,8 +115,20 @@ def _run(definition: dict[str, Any], context: dict[str, Any], transcript: Path) 
         judge = LLMJudge.from_env()
     except LLMConfigurationError as exc:
         blocked = definition.get("failMode") == "block"
-        return HookResult(decision="block" if blocked else "allow", error=str(exc))
+        error = f"{LLM_MISSING}: {exc}"
+        return HookResult(decision="block" if blocked else "allow", error=error)
     return run_prompt_hook(definition, context, llm=judge, transcript_path=str(transcript))
+
+
+def _error_kind(error: str | None) -> str:
+    """How the panel names a hook error: a timeout, a missing LLM endpoint, or any other."""
+    if not error:
+        return ""
+    if error.startswith(LLM_MISSING):
+        return "no_llm"
+    if "timed out" in error or "did not answer within" in error:
+        return "timeout"
+    return "error"
 
 
 def hook_test_run(
@@ -95,6 +144,9 @@ def hook_test_run(
     definition, _warnings = hook_test_validate(
         hook_definition=hook_definition, event=event, context=context
     )
+    skipped = hook_test_skip_reason(definition, event, context)
+    if skipped:
+        return {"skipped": skipped}
     if definition["type"] == "approval":
         matcher = definition.get("matcher")
         result = HookResult(
@@ -119,6 +171,8 @@ def hook_test_run(
         "exit_code": result.exit_code,
         "duration_ms": round(result.duration_ms, 1),
         "error": result.error,
+        "error_kind": _error_kind(result.error),
+        "fail_mode": definition.get("failMode", FAIL_MODE_DEFAULT),
     }
     with transaction.atomic():
         governance_event_record(

@@ -3,7 +3,7 @@
 `hook_test_run_task` runs "Test this hook" (agents.hook_testing). On the embedded default
 it runs in-process; with REDIS_URL a worker runs it, and that worker's machine must have
 bubblewrap (plus jq and python3) for command hooks, and the CONSOLE_LLM_* variables for
-prompt hooks. The portal waits for the result (CELERY_RESULT_BACKEND).
+prompt hooks. The portal does not wait: it polls the result (CELERY_RESULT_BACKEND).
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ from django.contrib.auth import get_user_model
 
 from agents.hook_testing import hook_test_run
 from agents.models import Agent, Hook
-
-# The hook's own timeout bounds the run; the task gets a little more for sandbox start-up.
-HOOK_TEST_TASK_MARGIN_SECONDS = 15
 
 
 @shared_task(name="agents.tasks.hook_test_run_task")

@@ -42,8 +42,13 @@ urlpatterns = [
         views.revision_rollback,
         name="revision_rollback",
     ),
-    # "Test this hook" (agents/views_hooktest.py, owned by the console_client work): GET is
-    # the panel for the #hook-test-panel slot, POST runs the test. No trailing slash, so it
-    # never collides with hooks/<key>/.
+    # "Test this hook" (agents/views_hooktest.py): GET is the panel for the #hook-test-panel
+    # slot, POST starts the test, the status URL answers until its result is there. No
+    # trailing slash, so they never collide with hooks/<key>/.
     path("<str:slug>/hooks/test", views_hooktest.hook_test, name="hook_test"),
+    path(
+        "<str:slug>/hooks/test/<str:token>",
+        views_hooktest.hook_test_status,
+        name="hook_test_status",
+    ),
 ]

@@ -473,6 +473,12 @@ ROWS: list[Row] = [
     Row(A + "hooks/test", "GET", "/agents/{sre}/hooks/test?hook={hook}", page(200, *ADMIN)),
     # An incomplete hook: the admin gets the form errors (400) and nothing runs.
     Row(A + "hooks/test", "POST", "/agents/{sre}/hooks/test", page(400, *ADMIN), {"event": "Stop"}),
+    Row(
+        A + "hooks/test/<str:token>",
+        "GET",
+        "/agents/{sre}/hooks/test/{hook_test_run}",
+        page(202, *ADMIN),
+    ),
     Row(A + "custom/", "GET", "/agents/{sre}/custom/", page(200, *ADMIN)),
     Row(
         A + "custom/",

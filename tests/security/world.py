@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from agents import services as agent_services
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
+from agents.views_hooktest import status_token
 from approvals import services as approval_services
 from approvals.links import decision_link_token
 from approvals.models import Escalation, EscalationVote
@@ -121,6 +122,8 @@ class World:
             session=SRE_SESSION,
             link=decision_link_token(self.escalation),
             export=self.export.pk,
+            # A run that never finishes: the status page answers "still running".
+            hook_test_run=status_token(self.hook.agent, "matrix-run", self.hook, "PostToolUse"),
         )
 
 
