@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db import transaction
 
-from agents.models import Agent, Hook
+from agents.models import Agent, Hook, SampleVerdict
 from agents.validation import (
     EVENTS,
     FAIL_MODE_DEFAULT,
@@ -131,19 +131,8 @@ def _error_kind(error: str | None) -> str:
     return "error"
 
 
-def hook_test_run(
-    *,
-    actor: Actor | None,
-    hook_definition: dict[str, Any],
-    event: str,
-    context: dict[str, Any],
-    agent: Agent | None = None,
-    hook: Hook | None = None,
-) -> dict[str, Any]:
-    """Run the hook once; returns what it decided and what it printed."""
-    definition, _warnings = hook_test_validate(
-        hook_definition=hook_definition, event=event, context=context
-    )
+def _execute(definition: dict[str, Any], event: str, context: dict[str, Any]) -> dict[str, Any]:
+    """One run of a validated definition: {"skipped": why} or what it decided and printed."""
     skipped = hook_test_skip_reason(definition, event, context)
     if skipped:
         return {"skipped": skipped}
@@ -162,7 +151,7 @@ def hook_test_run(
             )
             run_context = {**context, "execution_summary": str(transcript)}
             result = _run(definition, run_context, transcript)
-    outcome = {
+    return {
         "decision": result.decision,
         "reason": result.reason,
         "additional_context": result.additional_context,
@@ -174,20 +163,88 @@ def hook_test_run(
         "error_kind": _error_kind(result.error),
         "fail_mode": definition.get("failMode", FAIL_MODE_DEFAULT),
     }
+
+
+def outcome_verdict(outcome: dict[str, Any]) -> str:
+    """The outcome as a SampleVerdict value, or "error" (which no sample expects)."""
+    if outcome.get("skipped"):
+        return SampleVerdict.NOT_RUN.value
+    if outcome.get("error"):
+        return "error"
+    return str(outcome["decision"])
+
+
+def hook_test_run(
+    *,
+    actor: Actor | None,
+    hook_definition: dict[str, Any],
+    event: str,
+    context: dict[str, Any],
+    agent: Agent | None = None,
+    hook: Hook | None = None,
+) -> dict[str, Any]:
+    """Run the hook once; returns what it decided and what it printed."""
+    definition, _warnings = hook_test_validate(
+        hook_definition=hook_definition, event=event, context=context
+    )
+    outcome = _execute(definition, event, context)
+    if outcome.get("skipped"):
+        return outcome
     with transaction.atomic():
         governance_event_record(
             actor=actor,
             action=GovernanceAction.HOOK_TESTED,
             agent=agent,
             target=hook,
-            summary=f"Tested a {definition['type']} {event} hook: {result.decision}"
-            + (f" ({result.error})" if result.error else ""),
+            summary=f"Tested a {definition['type']} {event} hook: {outcome['decision']}"
+            + (f" ({outcome['error']})" if outcome["error"] else ""),
             after={
                 "event": event,
                 "type": definition["type"],
-                "decision": result.decision,
-                "error": result.error,
+                "decision": outcome["decision"],
+                "error": outcome["error"],
                 "duration_ms": outcome["duration_ms"],
             },
         )
     return outcome
+
+
+def hook_test_suite_run(
+    *,
+    actor: Actor | None,
+    hook_definition: dict[str, Any],
+    event: str,
+    samples: list[dict[str, Any]],
+    agent: Agent | None = None,
+    hook: Hook | None = None,
+) -> dict[str, Any]:
+    """Run the definition on each saved sample ({name, context, expected}); says per sample
+    whether it still gives the expected verdict."""
+    rows = []
+    definition: dict[str, Any] = {}
+    for sample in samples:
+        definition, _warnings = hook_test_validate(
+            hook_definition=hook_definition, event=event, context=sample["context"]
+        )
+        outcome = _execute(definition, event, sample["context"])
+        got = outcome_verdict(outcome)
+        rows.append(
+            {
+                "name": sample["name"],
+                "expected": sample["expected"],
+                "got": got,
+                "passed": got == sample["expected"],
+                "detail": outcome.get("skipped") or outcome.get("error") or outcome["reason"],
+            }
+        )
+    passed = sum(1 for row in rows if row["passed"])
+    with transaction.atomic():
+        governance_event_record(
+            actor=actor,
+            action=GovernanceAction.HOOK_TESTED,
+            agent=agent,
+            target=hook,
+            summary=f"Ran {len(rows)} saved sample(s) of a {event} hook: {passed} as expected",
+            after={"event": event, "type": definition.get("type"), "samples": rows},
+        )
+    return {"suite": rows, "passed": passed, "failed": len(rows) - passed, "total": len(rows)}

@@ -19,6 +19,16 @@ urlpatterns = [
     path("<str:slug>/hooks/<str:key>/enabled/", views.hook_enabled, name="hook_enabled"),
     path("<str:slug>/hooks/<str:key>/move/", views.hook_move, name="hook_move"),
     path("<str:slug>/hooks/<str:key>/delete/", views.hook_delete, name="hook_delete"),
+    path(
+        "<str:slug>/hooks/<str:key>/samples/",
+        views_hooktest.hook_sample_save,
+        name="hook_sample_save",
+    ),
+    path(
+        "<str:slug>/hooks/<str:key>/samples/<int:pk>/delete/",
+        views_hooktest.hook_sample_delete,
+        name="hook_sample_delete",
+    ),
     path("<str:slug>/custom/", views.custom_agent_list, name="custom_agents"),
     path("<str:slug>/import/", views.custom_agent_import, name="custom_import"),
     path("<str:slug>/custom/<str:name>/", views.custom_agent_detail, name="custom_agent"),

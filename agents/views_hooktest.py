@@ -18,26 +18,36 @@ import json
 from typing import Any
 
 from celery.result import AsyncResult
+from django.contrib import messages
 from django.core import signing
 from django.http import Http404, HttpResponse
+from django.shortcuts import redirect
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agents import hook_samples as hook_samples_service
 from agents import selectors
 from agents.forms import HookForm
+from agents.hook_samples import get_hook_sample, hook_samples
 from agents.hook_testing import hook_test_skip_reason, hook_test_validate, sample_context
-from agents.models import Agent, Hook
-from agents.tasks import hook_test_run_task
+from agents.models import Agent, Hook, SampleVerdict
+from agents.tasks import hook_test_run_task, hook_test_suite_task
 from agents.validation import EVENTS, ValidationFailed
 from agents.views import _agent_page
+from console.actors import request_actor
 from console.parsers import DocumentRefused, ensure_storable, json_loads
 from console.roles import Role
-from console.web import HtmxHttpRequest, render_page, role_required
+from console.web import HtmxHttpRequest, is_partial_request, render_page, role_required
 
 PAGE = "agents/hook_test.html"
 STATUS_SALT = "agents.hook_test_status"
 # A status link outlives any run: the hook's timeout is at most 300 s.
 STATUS_MAX_AGE_SECONDS = 3600
+SAMPLE_FIELDS = {
+    "/name": "Sample name",
+    "/expected": "Expected verdict",
+    "/context": "Sample context",
+}
 
 
 def _hook(request: HtmxHttpRequest, agent: Agent, key: str) -> Hook | None:
@@ -58,6 +68,8 @@ def _panel_values(agent: Agent, hook: Hook | None, event: str, text: str = "") -
         "custom_agent": hook.custom_agent if hook else None,
         "event": event,
         "context_json": text or json.dumps(sample_context(event, name), indent=2),
+        "samples": hook_samples(hook) if hook else [],
+        "verdicts": SampleVerdict.choices,
     }
 
 
@@ -88,6 +100,41 @@ def status_token(agent: Agent, task_id: str, hook: Hook | None, event: str) -> s
     return signing.dumps(payload, salt=STATUS_SALT)
 
 
+def _started(
+    request: HtmxHttpRequest, agent: Agent, run: AsyncResult, values: dict[str, Any]
+) -> HttpResponse:
+    if run.ready():  # tasks run in-process: the result is already here
+        return _show(request, agent, "result", outcome=run.get(), **values)
+    token = status_token(agent, run.id, values["hook"], values["event"])
+    url = reverse("agents:hook_test_status", args=[agent.slug, token])
+    return _show(request, agent, "result", 202, pending={"url": url}, **values)
+
+
+def _problems(exc: ValidationFailed) -> list[str]:
+    return [f"{at or '/'}: {m}" for at, items in exc.fields.items() for m in items]
+
+
+def _suite(request: HtmxHttpRequest, agent: Agent, values: dict[str, Any]) -> HttpResponse:
+    """Re-run the hook's saved samples on the definition in the editor."""
+    hook, event = values["hook"], values["event"]
+    raw, errors = _definition(request, hook)
+    if hook is None:
+        errors.append("Samples belong to a saved hook: save the hook first.")
+    elif not values["samples"]:
+        errors.append("This hook has no saved samples yet.")
+    if not errors:
+        try:
+            hook_test_validate(hook_definition=raw, event=event, context={})
+        except ValidationFailed as exc:
+            errors += _problems(exc)
+    if errors:
+        return _show(request, agent, "result", 400, errors=errors, **values)
+    run = hook_test_suite_task.delay(
+        actor_id=request.user.pk, hook_definition=raw, event=event, hook_id=hook.pk
+    )
+    return _started(request, agent, run, values)
+
+
 @role_required(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def hook_test(request: HtmxHttpRequest, slug: str) -> HttpResponse:
@@ -97,9 +144,15 @@ def hook_test(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     event = hook.event if hook else params.get("event", "PostToolUse")
     event = event if event in EVENTS else "PostToolUse"
     if request.method == "GET":
-        return _show(request, agent, "panel", **_panel_values(agent, hook, event))
+        text = ""
+        if hook and request.GET.get("sample", "").isdigit():
+            chosen = get_hook_sample(hook, int(request.GET["sample"]))
+            text = json.dumps(chosen.context, indent=2)
+        return _show(request, agent, "panel", **_panel_values(agent, hook, event, text))
     text = request.POST.get("context", "")
     values = _panel_values(agent, hook, event, text)
+    if request.POST.get("suite"):
+        return _suite(request, agent, values)
     raw, errors = _definition(request, hook)
     context, context_errors = _sample(text)
     errors += context_errors
@@ -107,7 +160,7 @@ def hook_test(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         try:
             definition, _ = hook_test_validate(hook_definition=raw, event=event, context=context)
         except ValidationFailed as exc:
-            errors += [f"{at or '/'}: {m}" for at, items in exc.fields.items() for m in items]
+            errors += _problems(exc)
     if errors:
         return _show(request, agent, "result", 400, errors=errors, **values)
     skipped = hook_test_skip_reason(definition, event, context)
@@ -121,12 +174,51 @@ def hook_test(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         agent_id=agent.pk,
         hook_id=hook.pk if hook else None,
     )
-    if run.ready():  # tasks run in-process: the result is already here
-        return _show(request, agent, "result", outcome=run.get(), **values)
-    url = reverse(
-        "agents:hook_test_status", args=[agent.slug, status_token(agent, run.id, hook, event)]
-    )
-    return _show(request, agent, "result", 202, pending={"url": url}, **values)
+    return _started(request, agent, run, values)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def hook_sample_save(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
+    hook = selectors.get_hook_for_user(request.user, slug, key)
+    text = request.POST.get("context", "")
+    values = _panel_values(hook.agent, hook, hook.event, text)
+    context, errors = _sample(text)
+    if not errors:
+        try:
+            sample, created = hook_samples_service.hook_sample_save(
+                actor=request_actor(request),
+                hook=hook,
+                name=request.POST.get("sample_name", ""),
+                context=context,
+                expected=request.POST.get("expected", ""),
+            )
+        except ValidationFailed as exc:
+            errors = [
+                f"{SAMPLE_FIELDS.get(at, at)}: {m}" for at, ms in exc.fields.items() for m in ms
+            ]
+    if errors:
+        return _show(request, hook.agent, "samples", 400, sample_errors=errors, **values)
+    note = f"{'Saved' if created else 'Replaced'} sample {sample.name}."
+    if is_partial_request(request):
+        values["samples"] = hook_samples(hook)
+        return _show(request, hook.agent, "samples", sample_note=note, **values)
+    messages.success(request, note)
+    return redirect(f"{reverse('agents:hook_test', args=[slug])}?hook={hook.key}")
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def hook_sample_delete(request: HtmxHttpRequest, slug: str, key: str, pk: int) -> HttpResponse:
+    hook = selectors.get_hook_for_user(request.user, slug, key)
+    sample = get_hook_sample(hook, pk)
+    hook_samples_service.hook_sample_delete(actor=request_actor(request), sample=sample)
+    note = f"Deleted sample {sample.name}."
+    if is_partial_request(request):
+        values = _panel_values(hook.agent, hook, hook.event, request.POST.get("context", ""))
+        return _show(request, hook.agent, "samples", sample_note=note, **values)
+    messages.success(request, note)
+    return redirect(f"{reverse('agents:hook_test', args=[slug])}?hook={hook.key}")
 
 
 @role_required(Role.ADMIN)

@@ -474,6 +474,22 @@ ROWS: list[Row] = [
     # An incomplete hook: the admin gets the form errors (400) and nothing runs.
     Row(A + "hooks/test", "POST", "/agents/{sre}/hooks/test", page(400, *ADMIN), {"event": "Stop"}),
     Row(
+        H + "samples/",
+        "POST",
+        "/agents/{sre}/hooks/{hook}/samples/",
+        page(302, *ADMIN),
+        {"sample_name": "rm", "expected": "block", "context": '{"tool_name": "Bash"}'},
+        writes=True,
+    ),
+    Row(
+        H + "samples/<int:pk>/delete/",
+        "POST",
+        "/agents/{sre}/hooks/{hook}/samples/{sample}/delete/",
+        page(302, *ADMIN),
+        {},
+        writes=True,
+    ),
+    Row(
         A + "hooks/test/<str:token>",
         "GET",
         "/agents/{sre}/hooks/test/{hook_test_run}",
