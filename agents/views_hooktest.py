@@ -198,11 +198,11 @@ def hook_sample_save(request: HtmxHttpRequest, slug: str, key: str) -> HttpRespo
                 f"{SAMPLE_FIELDS.get(at, at)}: {m}" for at, ms in exc.fields.items() for m in ms
             ]
     if errors:
-        return _show(request, hook.agent, "samples", 400, sample_errors=errors, **values)
+        return _show(request, hook.agent, "panel", 400, sample_errors=errors, **values)
     note = f"{'Saved' if created else 'Replaced'} sample {sample.name}."
     if is_partial_request(request):
         values["samples"] = hook_samples(hook)
-        return _show(request, hook.agent, "samples", sample_note=note, **values)
+        return _show(request, hook.agent, "panel", sample_note=note, **values)
     messages.success(request, note)
     return redirect(f"{reverse('agents:hook_test', args=[slug])}?hook={hook.key}")
 
@@ -216,7 +216,7 @@ def hook_sample_delete(request: HtmxHttpRequest, slug: str, key: str, pk: int) -
     note = f"Deleted sample {sample.name}."
     if is_partial_request(request):
         values = _panel_values(hook.agent, hook, hook.event, request.POST.get("context", ""))
-        return _show(request, hook.agent, "samples", sample_note=note, **values)
+        return _show(request, hook.agent, "panel", sample_note=note, **values)
     messages.success(request, note)
     return redirect(f"{reverse('agents:hook_test', args=[slug])}?hook={hook.key}")
 

@@ -57,7 +57,8 @@ def test_an_admin_saves_a_sample_and_the_list_comes_back(admin_client, hook):
     response = admin_client.post(_samples_url(hook), data, **HTMX)
     assert response.status_code == 200
     body = response.content.decode()
-    assert 'id="hook-samples"' in body and "Saved sample sudo." in body and "<html" not in body
+    assert 'id="hook-test"' in body and "Saved sample sudo." in body and "<html" not in body
+    assert "Run all 1 sample" in body and "sudo ls" in body  # the typed context stays
     sample = HookSample.objects.get(hook=hook)
     assert (sample.name, sample.expected) == ("sudo", "block")
     assert sample.context["tool_input"] == {"command": "sudo ls"}
