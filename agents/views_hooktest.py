@@ -88,7 +88,9 @@ def _sample(text: str) -> tuple[Any, list[str]]:
         return ensure_storable(json_loads(text or "{}")), []
     except DocumentRefused as exc:
         return None, [
-            f"Sample context{at}: {m}" for at, messages in exc.fields.items() for m in messages
+            f"Sample context at {at or '/'}: {m}"
+            for at, messages in exc.fields.items()
+            for m in messages
         ]
     except ValueError as exc:
         return None, [f"Sample context: not valid JSON ({exc})."]
