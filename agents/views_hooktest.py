@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from celery.backends.base import DisabledBackend
 from celery.result import AsyncResult
 from django.contrib import messages
 from django.core import signing
@@ -234,6 +235,10 @@ def hook_test_status(request: HtmxHttpRequest, slug: str, token: str) -> HttpRes
     if signed.get("agent") != agent.pk:
         raise Http404("No such test run.")
     run = AsyncResult(str(signed["task"]), app=hook_test_run_task.app)
+    if isinstance(run.backend, DisabledBackend):
+        # No result store (the embedded default runs tasks in-process and never polls): a
+        # status link from another configuration has nothing to show.
+        raise Http404("This console keeps no task results; run the test again.")
     hook = _hook(request, agent, str(signed.get("hook", "")))
     event = str(signed.get("event", ""))
     values = _panel_values(agent, hook, event if event in EVENTS else "PostToolUse")

@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 import pytest
+from celery.backends.base import DisabledBackend
 from celery.result import AsyncResult
 
 from agents import views_hooktest
@@ -138,6 +139,12 @@ def test_a_plain_post_without_the_editor_tests_the_saved_hook(admin_client, bash
     assert "<html" in body and 'data-decision="allow"' in body
 
 
+# Polling needs a result store (REDIS_URL); the embedded default runs tasks in-process.
+needs_result_store = pytest.mark.skipif(
+    isinstance(celery_app.backend, DisabledBackend), reason="no Celery result backend"
+)
+
+
 @pytest.fixture
 def queued(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """`.delay()` queues without running (as with a worker that has not taken it yet)."""
@@ -156,6 +163,7 @@ def _status_url(body: str) -> str:
     return body[start : body.index('"', start)]
 
 
+@needs_result_store
 @pytest.mark.django_db
 def test_a_queued_run_answers_at_once_with_a_status_that_polls(admin_client, bash_hook, queued):
     response = _post(admin_client, SUDO_CHECK, _pre_tool("Bash"), **HTMX)
@@ -183,6 +191,7 @@ def test_a_queued_run_answers_at_once_with_a_status_that_polls(admin_client, bas
         celery_app.backend.forget(queued[0])
 
 
+@needs_result_store
 @pytest.mark.django_db
 def test_without_javascript_a_queued_run_refreshes_itself(admin_client, bash_hook, queued):
     response = _post(admin_client, SUDO_CHECK, _pre_tool("Bash"))
@@ -194,6 +203,7 @@ def test_without_javascript_a_queued_run_refreshes_itself(admin_client, bash_hoo
     assert page.status_code == 202 and "Refresh</a>" in page.content.decode()
 
 
+@needs_result_store
 @pytest.mark.django_db
 def test_a_failed_task_is_shown_as_an_error(admin_client, bash_hook, queued):
     body = _post(admin_client, SUDO_CHECK, _pre_tool("Bash"), **HTMX).content.decode()
@@ -205,6 +215,7 @@ def test_a_failed_task_is_shown_as_an_error(admin_client, bash_hook, queued):
         celery_app.backend.forget(queued[0])
 
 
+@needs_result_store
 @pytest.mark.django_db
 def test_a_status_link_is_bound_to_its_agent(admin_client, bash_hook, other):
     token = views_hooktest.status_token(other.agent, "some-run", None, "Stop")
@@ -218,3 +229,11 @@ def test_a_status_link_is_bound_to_its_agent(admin_client, bash_hook, other):
 def test_the_label_names_no_internal_document(admin_client, bash_hook):
     body = admin_client.get(URL, {"hook": bash_hook.key}, **HTMX).content.decode()
     assert "Sample context (JSON)" in body and "SPEC" not in body
+
+
+@pytest.mark.django_db
+def test_without_a_result_store_a_status_link_is_not_found(admin_client, sre, monkeypatch):
+    monkeypatch.setattr(celery_app, "_local", type(celery_app._local)())
+    monkeypatch.setattr(celery_app.conf, "result_backend", "disabled")
+    token = views_hooktest.status_token(sre.agent, "some-run", None, "Stop")
+    assert admin_client.get(f"{URL}/{token}").status_code == 404
