@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import tempfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_hooks import Decision
 from django.db import transaction
 
 from agents.models import Agent, Hook, SampleVerdict
@@ -29,7 +31,14 @@ from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
 from console_client.context_mapping import matcher_matches
 from console_client.context_mapping import sample_context as _sample_context
-from console_client.evaluation import MAX_REJECTIONS_DEFAULT, hook_applies
+from console_client.evaluation import (
+    MAX_REJECTIONS_DEFAULT,
+    REASON_ASKED,
+    REASON_STOP_REJECTED,
+    SessionState,
+    hook_applies,
+    result_verdict,
+)
 from console_client.results import HookResult
 
 EXCERPT_CHARS = 4000
@@ -131,6 +140,46 @@ def _error_kind(error: str | None) -> str:
     return "error"
 
 
+@dataclass(frozen=True)
+class _FixedTranscript:
+    """The sample transcript a test run reads; nothing is appended to it."""
+
+    path: Path
+
+    def append(self, role: str, content: str, **extra: Any) -> None:
+        return None
+
+
+def _agent_effect(event: str, context: dict[str, Any], result: HookResult) -> tuple[str, str]:
+    """What an agent does with `result` (the verdict and a sentence), by the rules the
+    agents apply (console_client.evaluation.result_verdict)."""
+    state = SessionState(
+        session_id="hook-test",
+        agent_name=str(context.get("agent_name", "")),
+        transcript=_FixedTranscript(Path(str(context.get("execution_summary", "")))),
+    )
+    call = {"tool_call": {"id": "hook-test", "name": str(context.get("tool_name", ""))}}
+    verdict = result_verdict(key="this hook", event=event, result=result, state=state, context=call)
+    reasons = {warning.reason for warning in verdict.warnings}
+    if verdict.decision == Decision.DENY and verdict.reason == REASON_ASKED:
+        return "ask", "An agent would hold the call until a reviewer approves it."
+    if verdict.decision == Decision.DENY:
+        what = (
+            "not make the call"
+            if event == "PreToolUse"
+            else "keep the tool's result from the model"
+        )
+        return "block", f"An agent would {what}: {verdict.message}"
+    if REASON_STOP_REJECTED in reasons:
+        return "block", f"The agent would be sent back to continue: {state.stop_rejections[0]}"
+    if state.pending_context:
+        return "allow", "The call goes on, and the additional context joins the next request."
+    if event == "Stop":
+        # A rejection without a reason already came back as allow: it counts as approval.
+        return "allow", "The agent may stop."
+    return "allow", "An agent would let this go on."
+
+
 def _execute(definition: dict[str, Any], event: str, context: dict[str, Any]) -> dict[str, Any]:
     """One run of a validated definition: {"skipped": why} or what it decided and printed."""
     skipped = hook_test_skip_reason(definition, event, context)
@@ -151,7 +200,15 @@ def _execute(definition: dict[str, Any], event: str, context: dict[str, Any]) ->
             )
             run_context = {**context, "execution_summary": str(transcript)}
             result = _run(definition, run_context, transcript)
+    if result.error:
+        verdict, effect = "error", ""
+    elif definition["type"] == "approval":
+        verdict, effect = "ask", "Matching calls wait for a reviewer's approval."
+    else:
+        verdict, effect = _agent_effect(event, context, result)
     return {
+        "verdict": verdict,
+        "effect": effect,
         "decision": result.decision,
         "reason": result.reason,
         "additional_context": result.additional_context,
@@ -169,9 +226,7 @@ def outcome_verdict(outcome: dict[str, Any]) -> str:
     """The outcome as a SampleVerdict value, or "error" (which no sample expects)."""
     if outcome.get("skipped"):
         return SampleVerdict.NOT_RUN.value
-    if outcome.get("error"):
-        return "error"
-    return str(outcome["decision"])
+    return str(outcome["verdict"])
 
 
 def hook_test_run(

@@ -176,7 +176,8 @@ def test_a_queued_run_answers_at_once_with_a_status_that_polls(admin_client, bas
     still = admin_client.get(status_url, **HTMX).content.decode()
     assert 'data-outcome="pending"' in still and _status_url(still) == status_url
 
-    outcome = {"decision": "block", "reason": "No sudo.", "stdout": "", "stderr": "",
+    outcome = {"verdict": "block", "effect": "An agent would not make the call: No sudo.",
+               "decision": "block", "reason": "No sudo.", "stdout": "", "stderr": "",
                "exit_code": 2, "duration_ms": 3.0, "error": None, "error_kind": "",
                "additional_context": None, "fail_mode": "allow"}  # fmt: skip
     celery_app.backend.store_result(queued[0], outcome, "SUCCESS")
@@ -237,3 +238,24 @@ def test_without_a_result_store_a_status_link_is_not_found(admin_client, sre, mo
     monkeypatch.setattr(celery_app.conf, "result_backend", "disabled")
     token = views_hooktest.status_token(sre.agent, "some-run", None, "Stop")
     assert admin_client.get(f"{URL}/{token}").status_code == 404
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("event", "command", "verdict", "effect"),
+    [
+        # A Stop rejection without a reason counts as approval.
+        ("Stop", """echo '{"decision": "block"}'""", "allow", "The agent may stop."),
+        ("Stop", "echo 'Cite the ticket.' >&2; exit 2", "block", "sent back to continue"),
+        ("PreToolUse", "echo 'No.' >&2; exit 2", "block", "An agent would not make the call"),
+        ("PostToolUse", "echo 'No.' >&2; exit 2", "block", "result from the model"),
+        ("PreToolUse", "exit 0", "allow", "An agent would let this go on."),
+    ],
+)
+def test_the_verdict_is_what_an_agent_would_do(
+    admin_client, sre, eager, event, command, verdict, effect
+):
+    hook = {"type": "command", "command": command} | ({} if event == "Stop" else {"matcher": "*"})
+    body = _post(admin_client, hook, sample_context(event, "sre"), event=event, **HTMX)
+    text = body.content.decode()
+    assert f'data-decision="{verdict}"' in text and effect in text
