@@ -186,3 +186,32 @@ class RuntimeSession(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id}:{self.runtime}:{self.session_id}"
+
+
+class SampleVerdict(models.TextChoices):
+    """What a saved sample expects "Test this hook" to say."""
+
+    ALLOW = "allow", "allow"
+    BLOCK = "block", "block"
+    ASK = "ask", "ask a reviewer"
+    NOT_RUN = "not_run", "does not run"
+
+
+class HookSample(models.Model):
+    """A named sample context of one hook and the verdict it should give; the samples of a
+    hook are re-run together before a change to it is saved."""
+
+    hook = models.ForeignKey(Hook, on_delete=models.CASCADE, related_name="samples")
+    name = models.CharField(max_length=80)
+    context = models.JSONField()
+    expected = models.CharField(max_length=16, choices=SampleVerdict.choices)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["hook", "name"], name="hook_sample_name_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hook.key}: {self.name}"

@@ -53,9 +53,15 @@ def get_custom_agent(agent: Agent, name: str) -> CustomAgent:
     return custom_agent
 
 
-def get_hook_for_user(user: Any, key: str) -> Hook:
-    """Hooks are edited by admins only."""
-    hook = Hook.objects.select_related("agent", "custom_agent").filter(key=key).first()
+def get_custom_agent_for_user(user: Any, slug: str, name: str) -> CustomAgent:
+    """Custom agent `name` of agent `slug`, for someone who may change that agent; else 404."""
+    return get_custom_agent(get_agent_for_user(user, slug, write=True), name)
+
+
+def get_hook_for_user(user: Any, slug: str, key: str) -> Hook:
+    """Hook `key` of agent `slug`; hooks are edited by admins only, anyone else gets 404."""
+    agent = get_agent_for_user(user, slug, write=True)
+    hook = Hook.objects.select_related("agent", "custom_agent").filter(key=key, agent=agent).first()
     if hook is None or not is_admin(user):
         raise Http404("No such hook.")
     return hook

@@ -19,6 +19,16 @@ urlpatterns = [
     path("<str:slug>/hooks/<str:key>/enabled/", views.hook_enabled, name="hook_enabled"),
     path("<str:slug>/hooks/<str:key>/move/", views.hook_move, name="hook_move"),
     path("<str:slug>/hooks/<str:key>/delete/", views.hook_delete, name="hook_delete"),
+    path(
+        "<str:slug>/hooks/<str:key>/samples/",
+        views_hooktest.hook_sample_save,
+        name="hook_sample_save",
+    ),
+    path(
+        "<str:slug>/hooks/<str:key>/samples/<int:pk>/delete/",
+        views_hooktest.hook_sample_delete,
+        name="hook_sample_delete",
+    ),
     path("<str:slug>/custom/", views.custom_agent_list, name="custom_agents"),
     path("<str:slug>/import/", views_review.custom_agent_import, name="custom_import"),
     path("<str:slug>/custom/<str:name>/", views.custom_agent_detail, name="custom_agent"),
@@ -42,8 +52,13 @@ urlpatterns = [
         views_review.revision_rollback,
         name="revision_rollback",
     ),
-    # "Test this hook" (agents/views_hooktest.py, owned by the console_client work): GET is
-    # the panel for the #hook-test-panel slot, POST runs the test. No trailing slash, so it
-    # never collides with hooks/<key>/.
+    # "Test this hook" (agents/views_hooktest.py): GET is the panel for the #hook-test-panel
+    # slot, POST starts the test, the status URL answers until its result is there. No
+    # trailing slash, so they never collide with hooks/<key>/.
     path("<str:slug>/hooks/test", views_hooktest.hook_test, name="hook_test"),
+    path(
+        "<str:slug>/hooks/test/<str:token>",
+        views_hooktest.hook_test_status,
+        name="hook_test_status",
+    ),
 ]

@@ -8,19 +8,15 @@ partial of the same page. Every page also works as a plain link or a plain POST.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
-from django_htmx.middleware import HtmxDetails
 
 from agents import selectors, services
 from agents.forms import (
@@ -38,25 +34,10 @@ from agents.validation import ValidationFailed
 from audit.selectors import dead_letter_summary
 from console.actors import request_actor
 from console.api import yaml_dump
-from console.roles import is_admin
+from console.roles import Role
+from console.web import HtmxHttpRequest, render_page, role_required
 
 GET_POST = require_http_methods(["GET", "POST"])
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
-
-def admin_required[V: Callable[..., HttpResponse]](view: V) -> V:
-    """People without the admin role get 403; anonymous visitors go to the login page."""
-
-    @wraps(view)
-    def wrapped(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_admin(request.user):
-            raise PermissionDenied("The portal is for admins.")
-        return view(request, *args, **kwargs)
-
-    return login_required(wrapped)  # type: ignore[return-value]
 
 
 def _apply(form: Any, call: Callable[[dict[str, Any]], Any]) -> Any:
@@ -68,13 +49,6 @@ def _apply(form: Any, call: Callable[[dict[str, Any]], Any]) -> Any:
     except ValidationFailed as exc:
         form.add_problems(exc)
         return None
-
-
-def _render(
-    request: HtmxHttpRequest, template: str, partial: str | None, context: dict[str, Any]
-) -> HttpResponse:
-    name = f"{template}#{partial}" if request.htmx and partial else template
-    return render(request, name, context)
 
 
 def _go(
@@ -104,7 +78,7 @@ def _warned(warnings: dict[str, list[str]]) -> str:
 # Agents -----------------------------------------------------------------------------------
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def agent_list(request: HtmxHttpRequest) -> HttpResponse:
     form = AgentCreateForm(request.POST or None)
@@ -115,10 +89,10 @@ def agent_list(request: HtmxHttpRequest) -> HttpResponse:
             return _go(request, url, f"Created agent {agent.slug}.")
     page = selectors.page_of(selectors.agents_overview(request.user), request.GET.get("page"))
     context = {"agents": page.object_list, "page": page, "form": form}
-    return _render(request, "agents/list.html", "create-form", context)
+    return render_page(request, "agents/list.html", context, partial="create-form")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_safe
 def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -131,10 +105,10 @@ def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         dead_letters=dead_letter_summary(agent),
         **health_context(agent, None),
     )
-    return _render(request, "agents/agent_hooks.html", "hooks", context)
+    return render_page(request, "agents/agent_hooks.html", context, partial="hooks")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def agent_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -152,7 +126,7 @@ def agent_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return _go(request, url, f"Mode is now {agent.mode}.")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def agent_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -165,18 +139,10 @@ def agent_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     ):
         return _go(request, reverse("agents:settings", args=[slug]), "Settings saved.")
     context = _agent_page(agent, "settings", form=form)
-    return _render(request, "agents/settings.html", "settings-form", context)
+    return render_page(request, "agents/settings.html", context, partial="settings-form")
 
 
 # Hooks (agent level and custom agent level) ------------------------------------------------
-
-
-def _hook_for(request: HtmxHttpRequest, slug: str, key: str) -> Hook:
-    agent = selectors.get_agent_for_user(request.user, slug, write=True)
-    hook = selectors.get_hook_for_user(request.user, key)
-    if hook.agent_id != agent.pk:
-        raise Http404("No such hook.")
-    return hook
 
 
 def _hook_saved(
@@ -200,7 +166,7 @@ def _hooks_changed(request: HtmxHttpRequest, hook: Hook, message: str) -> HttpRe
     return _go(request, _scope_url(agent, custom_agent, hooks.page.number), message)
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def hook_create(request: HtmxHttpRequest, slug: str, name: str | None = None) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -221,13 +187,13 @@ def hook_create(request: HtmxHttpRequest, slug: str, name: str | None = None) ->
             return _hook_saved(request, *saved)
     tab = "custom" if custom_agent else "hooks"
     context = _agent_page(agent, tab, custom_agent=custom_agent, form=form, hook=None)
-    return _render(request, "agents/hook_form.html", "hook-form", context)
+    return render_page(request, "agents/hook_form.html", context, partial="hook-form")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def hook_edit(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
-    hook = _hook_for(request, slug, key)
+    hook = selectors.get_hook_for_user(request.user, slug, key)
     form = HookForm(request.POST or None, hook=hook)
     if request.method == "POST":
         saved = _apply(
@@ -240,31 +206,31 @@ def hook_edit(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
         form.show_warnings(selectors.hook_warnings(hook))
     tab = "custom" if hook.custom_agent else "hooks"
     context = _agent_page(hook.agent, tab, custom_agent=hook.custom_agent, form=form, hook=hook)
-    return _render(request, "agents/hook_form.html", "hook-form", context)
+    return render_page(request, "agents/hook_form.html", context, partial="hook-form")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def hook_enabled(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
-    hook = _hook_for(request, slug, key)
+    hook = selectors.get_hook_for_user(request.user, slug, key)
     enabled = request.POST.get("enabled") == "1"
     services.hook_set_enabled(actor=request_actor(request), hook=hook, enabled=enabled)
     return _hooks_changed(request, hook, f"{'Enabled' if enabled else 'Disabled'} {hook.key}.")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def hook_move(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
-    hook = _hook_for(request, slug, key)
+    hook = selectors.get_hook_for_user(request.user, slug, key)
     offset = -1 if request.POST.get("direction") == "up" else 1
     services.hook_move(actor=request_actor(request), hook=hook, offset=offset)
     return _hooks_changed(request, hook, f"Moved {hook.key}.")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def hook_delete(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
-    hook = _hook_for(request, slug, key)
+    hook = selectors.get_hook_for_user(request.user, slug, key)
     services.hook_delete(actor=request_actor(request), hook=hook)
     return _hooks_changed(request, hook, f"Deleted {hook.event} hook {hook.key}.")
 
@@ -289,7 +255,7 @@ def _custom_page(
     )
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def custom_agent_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -303,18 +269,13 @@ def custom_agent_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             url = _scope_url(agent, created)
             return _go(request, url, f"Created custom agent {created.name}.")
     context = _custom_page(request, agent, form=form)
-    return _render(request, "agents/custom_agents.html", "custom-agent-form", context)
+    return render_page(request, "agents/custom_agents.html", context, partial="custom-agent-form")
 
 
-def _custom_agent_for(request: HtmxHttpRequest, slug: str, name: str) -> CustomAgent:
-    agent = selectors.get_agent_for_user(request.user, slug, write=True)
-    return selectors.get_custom_agent(agent, name)
-
-
-@admin_required
+@role_required(Role.ADMIN)
 @require_safe
 def custom_agent_detail(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
-    custom_agent = _custom_agent_for(request, slug, name)
+    custom_agent = selectors.get_custom_agent_for_user(request.user, slug, name)
     hooks = selectors.hook_groups(custom_agent.agent, custom_agent, request.GET.get("page"))
     context = _agent_page(
         custom_agent.agent,
@@ -324,13 +285,13 @@ def custom_agent_detail(request: HtmxHttpRequest, slug: str, name: str) -> HttpR
         hooks=hooks,
         **health_context(custom_agent.agent, custom_agent),
     )
-    return _render(request, "agents/custom_agent.html", "hooks", context)
+    return render_page(request, "agents/custom_agent.html", context, partial="hooks")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def custom_agent_settings(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
-    custom_agent = _custom_agent_for(request, slug, name)
+    custom_agent = selectors.get_custom_agent_for_user(request.user, slug, name)
     fields = ("instructions", "handoff_description", "enable_vanilla_mode")
     initial = {field: getattr(custom_agent, field) for field in fields}
     form = CustomAgentSettingsForm(request.POST or None, initial=initial)
@@ -344,22 +305,24 @@ def custom_agent_settings(request: HtmxHttpRequest, slug: str, name: str) -> Htt
     context = _agent_page(
         custom_agent.agent, "custom", custom_agent=custom_agent, subtab="settings", form=form
     )
-    return _render(request, "agents/custom_settings.html", "custom-settings-form", context)
+    return render_page(
+        request, "agents/custom_settings.html", context, partial="custom-settings-form"
+    )
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def custom_agent_delete(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
-    custom_agent = _custom_agent_for(request, slug, name)
+    custom_agent = selectors.get_custom_agent_for_user(request.user, slug, name)
     services.custom_agent_delete(actor=request_actor(request), custom_agent=custom_agent)
     url = reverse("agents:custom_agents", args=[slug])
     return _go(request, url, f"Deleted custom agent {name}; its history is kept.")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_safe
 def custom_agent_export(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
-    custom_agent = _custom_agent_for(request, slug, name)
+    custom_agent = selectors.get_custom_agent_for_user(request.user, slug, name)
     body = yaml_dump(selectors.custom_agent_as_document(custom_agent))
     response = HttpResponse(body, content_type="application/yaml; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}.yaml"'
@@ -369,7 +332,7 @@ def custom_agent_export(request: HtmxHttpRequest, slug: str, name: str) -> HttpR
 # Tokens ---------------------------------------------------------------------------------------
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 @never_cache  # the answer to a POST holds a token's plaintext: no cache may keep it
 def agent_tokens(request: HtmxHttpRequest, slug: str) -> HttpResponse:
@@ -389,7 +352,7 @@ def agent_tokens(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return render(request, "agents/tokens.html", context)
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def agent_token_revoke(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -409,7 +372,7 @@ def agent_token_revoke(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResp
 # History --------------------------------------------------------------------------------------
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_safe
 def history(request: HtmxHttpRequest, slug: str, name: str = "") -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -430,7 +393,7 @@ def history(request: HtmxHttpRequest, slug: str, name: str = "") -> HttpResponse
     return render(request, "agents/history.html", context)
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_safe
 def revision_detail(request: HtmxHttpRequest, slug: str, number: int) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -449,4 +412,4 @@ def revision_detail(request: HtmxHttpRequest, slug: str, number: int) -> HttpRes
         custom_agent=custom_agent,
         subtab="history",
     )
-    return _render(request, "agents/revision.html", "diff", context)
+    return render_page(request, "agents/revision.html", context, partial="diff")

@@ -29,18 +29,16 @@ from agents.models import Agent, ConfigRevision
 from agents.validation import ValidationFailed
 from agents.views import (
     GET_POST,
-    HtmxHttpRequest,
     _agent_page,
-    _custom_agent_for,
     _custom_page,
     _go,
-    _render,
     _scope_url,
     _warned,
-    admin_required,
 )
 from console.actors import request_actor
 from console.api import yaml_dump
+from console.roles import Role
+from console.web import HtmxHttpRequest, render_page, role_required
 
 NOTHING_TO_APPLY = "Nothing to apply: this is the current configuration."
 
@@ -76,7 +74,7 @@ def _review(
     moved: str = "",
 ) -> HttpResponse:
     context.update(preview=preview, action=action, title=title, text=text, moved=moved)
-    return _render(request, "agents/review.html", "review", context)
+    return render_page(request, "agents/review.html", context, partial="review")
 
 
 def _applied(
@@ -116,10 +114,10 @@ def _document_step(
         return None, "", None
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def custom_agent_yaml(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
-    custom_agent = _custom_agent_for(request, slug, name)
+    custom_agent = selectors.get_custom_agent_for_user(request.user, slug, name)
     agent = custom_agent.agent
     text = yaml_dump(selectors.custom_agent_as_document(custom_agent))
     form = YamlForm(request.POST or None, initial={"text": text})
@@ -143,10 +141,10 @@ def custom_agent_yaml(request: HtmxHttpRequest, slug: str, name: str) -> HttpRes
                 text=source,
                 moved=moved,
             )
-    return _render(request, "agents/custom_yaml.html", "yaml-form", context)
+    return render_page(request, "agents/custom_yaml.html", context, partial="yaml-form")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def custom_agent_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -170,7 +168,7 @@ def custom_agent_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             return _review(
                 request, context, preview, action=action, title=title, text=source, moved=moved
             )
-    return _render(request, "agents/custom_agents.html", "import-form", context)
+    return render_page(request, "agents/custom_agents.html", context, partial="import-form")
 
 
 def _history_url(revision: ConfigRevision) -> str:
@@ -180,7 +178,7 @@ def _history_url(revision: ConfigRevision) -> str:
     return reverse("agents:history", args=[slug])
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def revision_rollback(request: HtmxHttpRequest, slug: str, number: int) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)

@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.permissions import BasePermission
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -180,7 +180,21 @@ class EscalationCollectionApi(APIView):
         )
 
 
+class _ReviewerDecides(BasePermission):
+    """Reviewers decide; agents never do, not even on their own escalations."""
+
+    message = "Only reviewers may decide escalations."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        if is_agent(request.user):
+            self.message = "Agents never decide escalations, not even their own."
+            return False
+        return IsReviewer().has_permission(request, view)
+
+
 class EscalationDecisionApi(APIView):
+    permission_classes = [IsAuthenticated, _ReviewerDecides]
+
     @extend_schema(
         request=DecisionSerializer,
         responses={
@@ -190,10 +204,6 @@ class EscalationDecisionApi(APIView):
         examples=[DECISION_EXAMPLE],
     )
     def post(self, request: Request, pk: str) -> Response:
-        if is_agent(request.user):
-            raise forbidden("Agents never decide escalations, not even their own.")
-        if not IsReviewer().has_permission(request, self):
-            raise forbidden("Only reviewers may decide escalations.")
         escalation = get_escalation_for_user(request.user, pk, write=True)
         try:
             outcome, reason, args = parse_decision(request.data)

@@ -14,10 +14,9 @@ from typing import Any
 from uuid import UUID
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -42,22 +41,17 @@ from approvals.selectors import (
 )
 from approvals.validation import InvalidInput
 from console.actors import request_actor
-from console.roles import is_admin, is_auditor, is_reviewer
+from console.roles import Role
+from console.web import HtmxHttpRequest, role_required
 
 HISTORY_PAGE_SIZE = 50
 BULK_MAX = 200
 
 
-def _require_reviewer(request: HttpRequest) -> None:
-    if not is_reviewer(request.user):
-        raise PermissionDenied("Only reviewers may open the approvals inbox.")
-
-
 @never_cache  # rows carry tool arguments: not kept for the Back button after logout
-@login_required
+@role_required(Role.REVIEWER)
 @require_GET
-def inbox(request: HttpRequest) -> HttpResponse:
-    _require_reviewer(request)
+def inbox(request: HtmxHttpRequest) -> HttpResponse:
     order = request.GET.get("sort", "")
     order = order if order in PendingOrder.values else PendingOrder.EXPIRES.value
     escalations = list(pending_for(request.user, order=order))
@@ -72,10 +66,9 @@ def inbox(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@login_required
+@role_required(Role.REVIEWER)
 @require_GET
-def detail(request: HttpRequest, pk: UUID) -> HttpResponse:
-    _require_reviewer(request)
+def detail(request: HtmxHttpRequest, pk: UUID) -> HttpResponse:
     escalation = get_escalation_for_user(request.user, pk)
     facts = escalation_detail(request.user, escalation)
     diff, more = (
@@ -94,17 +87,14 @@ def detail(request: HttpRequest, pk: UUID) -> HttpResponse:
         "transcript": transcript_view(escalation.transcript),
         "hook": facts.hooks.get(escalation.hook_key),
         "rule_hooks": [(key, facts.hooks.get(key)) for key in facts.rule_hooks or []],
-        "can_audit": is_auditor(request.user),
-        "can_admin": is_admin(request.user),
     }
     return render(request, "approvals/detail.html", context)
 
 
 @never_cache
-@login_required
+@role_required(Role.REVIEWER)
 @require_GET
-def history(request: HttpRequest) -> HttpResponse:
-    _require_reviewer(request)
+def history(request: HtmxHttpRequest) -> HttpResponse:
     form = HistoryFilterForm(request.GET or None)
     # A filter the form refuses (e.g. a day at the end of the calendar) lists nothing.
     invalid = form.is_bound and not form.is_valid()
@@ -129,7 +119,7 @@ def _flash(level: str, text: str) -> str:
     return render_to_string("approvals/frames.html#flash", {"level": level, "text": text})
 
 
-def _row_or_nothing(request: HttpRequest, pk: UUID, extra: dict[str, Any]) -> str:
+def _row_or_nothing(request: HtmxHttpRequest, pk: UUID, extra: dict[str, Any]) -> str:
     escalation = pending_row(request.user, pk)
     if escalation is None:
         return ""
@@ -137,8 +127,10 @@ def _row_or_nothing(request: HttpRequest, pk: UUID, extra: dict[str, Any]) -> st
     return render_to_string("approvals/inbox.html#row", context, request=request).strip()
 
 
-def _answer(request: HttpRequest, pk: UUID, level: str, text: str, **extra: Any) -> HttpResponse:
-    if not request.htmx:  # type: ignore[attr-defined]
+def _answer(
+    request: HtmxHttpRequest, pk: UUID, level: str, text: str, **extra: Any
+) -> HttpResponse:
+    if not request.htmx:
         getattr(messages, level)(request, text)
         # A fixed choice, never a URL: the detail page's forms come back to it.
         if request.POST.get("return_to") == "detail":
@@ -148,10 +140,9 @@ def _answer(request: HttpRequest, pk: UUID, level: str, text: str, **extra: Any)
 
 
 @never_cache
-@login_required
+@role_required(Role.REVIEWER)
 @require_POST
-def decide(request: HttpRequest, pk: UUID) -> HttpResponse:
-    _require_reviewer(request)
+def decide(request: HtmxHttpRequest, pk: UUID) -> HttpResponse:
     escalation = get_escalation_for_user(request.user, pk, write=True)
     outcome = request.POST.get("outcome", "")
     reason = request.POST.get("reason", "")
@@ -185,10 +176,9 @@ def decide(request: HttpRequest, pk: UUID) -> HttpResponse:
 
 
 @never_cache
-@login_required
+@role_required(Role.REVIEWER)
 @require_POST
-def bulk_decide(request: HttpRequest) -> HttpResponse:
-    _require_reviewer(request)
+def bulk_decide(request: HtmxHttpRequest) -> HttpResponse:
     outcome = request.POST.get("outcome", "")
     reason = request.POST.get("reason", "").strip()
     ids = request.POST.getlist("ids")[:BULK_MAX]
@@ -199,7 +189,7 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         refused.append("Rejecting needs a reason.")
     elif not ids:
         refused.append("Select at least one escalation.")
-    elif not request.htmx and request.POST.get("confirmed") != "1":  # type: ignore[attr-defined]
+    elif not request.htmx and request.POST.get("confirmed") != "1":
         return _bulk_confirmation(request, outcome, reason, ids)
     else:
         for raw in ids:
@@ -219,7 +209,7 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
     verb = "approved" if outcome == "approve" else "rejected"
     text = f"{done} {verb}." + (f" {len(refused)} refused: {refused[0]}" if refused else "")
     level = "success" if done and not refused else "warning" if done else "error"
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         getattr(messages, level)(request, text)
         return redirect("approvals:inbox")
     rows = render_to_string(
@@ -242,7 +232,7 @@ def _link_context(user: Any, escalation: Escalation) -> dict[str, Any]:
     }
 
 
-def _decide_from_link(request: HttpRequest, escalation: Escalation) -> None:
+def _decide_from_link(request: HtmxHttpRequest, escalation: Escalation) -> None:
     outcome = request.POST.get("outcome", "")
     try:
         result = services.escalation_decide(
@@ -264,12 +254,11 @@ def _decide_from_link(request: HttpRequest, escalation: Escalation) -> None:
 
 
 @never_cache  # shows tool arguments
-@login_required
+@role_required(Role.REVIEWER)
 @require_http_methods(["GET", "POST"])
-def decision_link(request: HttpRequest, token: str) -> HttpResponse:
+def decision_link(request: HtmxHttpRequest, token: str) -> HttpResponse:
     """A signed link from a webhook: the call and Approve/Reject for a reviewer of its agent;
     once decided, the decision. POST decides, then redirects back here."""
-    _require_reviewer(request)
     pk = escalation_id_from_token(token)
     if pk is None:
         return render(request, "approvals/link.html", {"invalid": True}, status=404)
@@ -281,7 +270,7 @@ def decision_link(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _bulk_confirmation(
-    request: HttpRequest, outcome: str, reason: str, ids: list[str]
+    request: HtmxHttpRequest, outcome: str, reason: str, ids: list[str]
 ) -> HttpResponse:
     """Without the page's script nothing stated the selection yet: show it, act on a second
     post. Only the rows this reviewer may still decide are carried over."""

@@ -12,64 +12,22 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable
-from functools import wraps
+from collections.abc import Iterable
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
-from django_htmx.middleware import HtmxDetails
 
 from audit import dashboard, forms, selectors, timeline
 from audit.models import InterceptionRecord
 from audit.selectors import FilterError
 from console.governance.models import GovernanceEvent
-from console.roles import is_auditor
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
-
-def auditor_required[V: Callable[..., HttpResponse]](view: V) -> V:
-    """Auditors and admins read; everyone else gets 403, anonymous visitors the login page."""
-
-    @wraps(view)
-    def wrapped(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_auditor(request.user):
-            raise PermissionDenied("The audit pages are for auditors and admins.")
-        return view(request, *args, **kwargs)
-
-    return require_GET(login_required(wrapped))  # type: ignore[return-value]
-
-
-def _render(
-    request: HtmxHttpRequest,
-    template: str,
-    context: dict[str, Any],
-    *,
-    status: int,
-    push_url: str,
-) -> HttpResponse:
-    """The whole page, or for htmx only its `results` partial. The pushed URL is the
-    clean, shareable one (htmx would push every empty form field otherwise). A history
-    restore (back button with no snapshot: the pages opt out of htmx's localStorage
-    cache) gets the whole page, and `Vary: HX-Request` keeps caches from mixing the two."""
-    htmx = request.htmx
-    if htmx and not htmx.boosted and not htmx.history_restore_request:
-        # htmx swaps only 2xx responses by default, so a filter error keeps 200 here.
-        response = render(request, f"{template}#results", context)
-        response["HX-Push-Url"] = push_url
-    else:
-        response = render(request, template, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+from console.roles import Role
+from console.web import HtmxHttpRequest, render_page, role_required
 
 
 def _pretty_json(value: Any) -> str:
@@ -120,7 +78,8 @@ def _session_url(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "url": forms.query_url(path, {"agent": row["agent__slug"]})}
 
 
-@auditor_required
+@require_GET
+@role_required(Role.AUDITOR)
 def records(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.RecordFilterForm(request.GET)
     filters = form.filters
@@ -149,12 +108,18 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         "quick_ranges": forms.quick_ranges(request.path, filters),
     }
     push_url = forms.query_url(request.path, filters, cursor=cursor)
-    return _render(
-        request, "audit/records.html", context, status=400 if error else 200, push_url=push_url
+    return render_page(
+        request,
+        "audit/records.html",
+        context,
+        partial="results",
+        status=400 if error else 200,
+        push_url=push_url,
     )
 
 
-@auditor_required
+@require_GET
+@role_required(Role.AUDITOR)
 def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     record = selectors.get_record_for_user(request.user, pk)
     try:
@@ -172,7 +137,8 @@ def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return render(request, "audit/record_detail.html", context)
 
 
-@auditor_required
+@require_GET
+@role_required(Role.AUDITOR)
 def session_timeline(request: HtmxHttpRequest, session_id: str) -> HttpResponse:
     agent_slug = request.GET.get("agent") or None
     qs = selectors.session_records(request.user, session_id, agent_slug=agent_slug)
@@ -185,7 +151,8 @@ def session_timeline(request: HtmxHttpRequest, session_id: str) -> HttpResponse:
     )
 
 
-@auditor_required
+@require_GET
+@role_required(Role.AUDITOR)
 def sessions(request: HtmxHttpRequest) -> HttpResponse:
     params = forms.with_default_since(request.GET, days=forms.SESSIONS_DEFAULT_DAYS)
     filters = selectors.clean_filters(params, forms.SESSION_FILTERS)
@@ -207,12 +174,18 @@ def sessions(request: HtmxHttpRequest) -> HttpResponse:
     push_url = forms.query_url(
         request.path, selectors.clean_filters(request.GET, forms.SESSION_FILTERS)
     )
-    return _render(
-        request, "audit/sessions.html", context, status=400 if error else 200, push_url=push_url
+    return render_page(
+        request,
+        "audit/sessions.html",
+        context,
+        partial="results",
+        status=400 if error else 200,
+        push_url=push_url,
     )
 
 
-@auditor_required
+@require_GET
+@role_required(Role.AUDITOR)
 def events(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.EventFilterForm(request.GET)
     filters = form.filters
@@ -241,12 +214,18 @@ def events(request: HtmxHttpRequest) -> HttpResponse:
         "newest_url": forms.query_url(request.path, filters, limit=request.GET.get("limit")),
     }
     push_url = forms.query_url(request.path, filters, cursor=cursor)
-    return _render(
-        request, "audit/events.html", context, status=400 if error else 200, push_url=push_url
+    return render_page(
+        request,
+        "audit/events.html",
+        context,
+        partial="results",
+        status=400 if error else 200,
+        push_url=push_url,
     )
 
 
-@auditor_required
+@require_GET
+@role_required(Role.AUDITOR)
 def dashboard_page(request: HtmxHttpRequest) -> HttpResponse:
     days = dashboard.dashboard_days(request.GET.get("days"))
     today = timezone.now().astimezone(dt.UTC).date()

@@ -162,7 +162,7 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
-    # "Test this hook" waits for its task's result (agents.tasks.hook_test_run_task).
+    # "Test this hook" polls its task's result (agents.tasks.hook_test_run_task).
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_RESULT_EXPIRES = 3600
     CACHES = {

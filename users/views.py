@@ -15,10 +15,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
-from agents.views import GET_POST, admin_required
+from agents.views import GET_POST
 from approvals.selectors import slack_member_of
 from console import services as console_services
 from console.actors import request_actor
+from console.roles import Role
+from console.web import role_required
 from users import selectors, services
 from users.forms import RolesForm, SlackForm, TokenForm, UserCreateForm
 from users.services import UserProblems
@@ -48,14 +50,14 @@ def _to_detail(request: HttpRequest, user: User, message: str) -> HttpResponse:
     return redirect("users:detail", pk=user.pk)
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_safe
 def user_list(request: HttpRequest) -> HttpResponse:
     page, rows = selectors.user_rows(request.user, request.GET.get("page"))
     return render(request, "users/list.html", {"page": page, "rows": rows})
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 @never_cache  # the answer to a POST can hold an invitation link
 def user_create(request: HttpRequest) -> HttpResponse:
@@ -80,7 +82,7 @@ def user_create(request: HttpRequest) -> HttpResponse:
     return render(request, "users/new.html", {"form": form})
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def user_detail(request: HttpRequest, pk: int) -> HttpResponse:
     row = selectors.get_user_for_admin(request.user, pk)
@@ -103,7 +105,7 @@ def user_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return _detail(request, row, form=form)
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 @never_cache
 def user_invitation(request: HttpRequest, pk: int) -> HttpResponse:
@@ -115,7 +117,7 @@ def user_invitation(request: HttpRequest, pk: int) -> HttpResponse:
     return _detail(request, row, invitation=request.build_absolute_uri(path))
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @GET_POST
 def user_deactivate(request: HttpRequest, pk: int) -> HttpResponse:
     row = selectors.get_user_for_admin(request.user, pk)
@@ -135,7 +137,7 @@ def user_deactivate(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "users/deactivate.html", context)
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def user_reactivate(request: HttpRequest, pk: int) -> HttpResponse:
     row = selectors.get_user_for_admin(request.user, pk)
@@ -146,7 +148,7 @@ def user_reactivate(request: HttpRequest, pk: int) -> HttpResponse:
     return _to_detail(request, row.user, f"Reactivated {row.user.username}.")
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def user_slack(request: HttpRequest, pk: int) -> HttpResponse:
     row = selectors.get_user_for_admin(request.user, pk)
@@ -165,7 +167,7 @@ def user_slack(request: HttpRequest, pk: int) -> HttpResponse:
     return _detail(request, row, slack_form=form)
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 @never_cache  # the answer holds the token's plaintext
 def token_issue(request: HttpRequest, pk: int) -> HttpResponse:
@@ -184,7 +186,7 @@ def token_issue(request: HttpRequest, pk: int) -> HttpResponse:
     return _detail(request, row, token_form=form)
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_POST
 def token_revoke(request: HttpRequest, pk: int, token_pk: int) -> HttpResponse:
     row = selectors.get_user_for_admin(request.user, pk)

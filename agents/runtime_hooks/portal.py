@@ -11,14 +11,15 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.http import HttpResponse
-from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from agents import selectors, services
 from agents.forms import TokenForm
 from agents.runtime_hooks.connect import FORMS, connect_file
-from agents.views import HtmxHttpRequest, _agent_page, admin_required
+from agents.views import _agent_page
 from console.actors import request_actor
+from console.roles import Role
+from console.web import HtmxHttpRequest, render_page, role_required
 from console_client.runtimes import CLAUDE_CODE, RUNTIMES
 
 RUNTIME_LABELS = {
@@ -30,7 +31,7 @@ RUNTIME_LABELS = {
 }
 
 
-@admin_required
+@role_required(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def agent_connect(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
@@ -70,10 +71,8 @@ def agent_connect(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         issued=issued,
         needs_shim=runtime != CLAUDE_CODE,
     )
-    template = "agents/connect.html"
-    if request.htmx and request.method == "GET":
-        template += "#connect-file"
-    response = render(request, template, context)
+    partial = "connect-file" if request.method == "GET" else None
+    response = render_page(request, "agents/connect.html", context, partial=partial)
     if issued is not None:
         # The plaintext token is in this answer only: no cache may keep it.
         response["Cache-Control"] = "no-store"

@@ -26,6 +26,8 @@ class GovernanceAction(models.TextChoices):
     REVISION_ROLLED_BACK = "revision.rolled_back", "Revision rolled back"
     # agents: the "Test this hook" runs
     HOOK_TESTED = "hook.tested", "Hook tested"
+    HOOK_SAMPLE_SAVED = "hook.sample_saved", "Hook sample saved"
+    HOOK_SAMPLE_DELETED = "hook.sample_deleted", "Hook sample deleted"
     # tokens: agent tokens (agents) and personal API tokens (console)
     TOKEN_ISSUED = "token.issued", "Token issued"
     TOKEN_REVOKED = "token.revoked", "Token revoked"

@@ -112,10 +112,25 @@ def test_approval_hooks_are_described_not_run(alice):
         actor=alice,
         hook_definition={"type": "approval", "matcher": "restart_service"},
         event="PreToolUse",
-        context=sample_context("PreToolUse", "sre"),
+        context={**sample_context("PreToolUse", "sre"), "tool_name": "restart_service"},
     )
     assert outcome["decision"] == "ask"
     assert "600 s" in outcome["reason"]
+
+
+@pytest.mark.django_db
+def test_an_approval_hook_for_another_tool_does_not_run(alice):
+    outcome = hook_test_run(
+        actor=alice,
+        hook_definition={"type": "approval", "matcher": "restart_service"},
+        event="PreToolUse",
+        context=sample_context("PreToolUse", "sre"),
+    )
+    assert outcome == {
+        "skipped": "This hook would not run for tool 'Bash': its matcher 'restart_service' "
+        "does not match it."
+    }
+    assert not GovernanceEvent.objects.filter(action="hook.tested").exists()
 
 
 @pytest.mark.django_db
@@ -191,7 +206,7 @@ def test_bad_context_json_is_reported_without_running(admin_client, dangerous_ho
         URL, {**form_fields(DANGEROUS), "event": "PostToolUse", "context": "{nope"}
     )
     assert response.status_code == 400
-    assert "/context" in response.content.decode()
+    assert "Sample context: not valid JSON" in response.content.decode()
     assert not GovernanceEvent.objects.filter(action="hook.tested").exists()
 
 

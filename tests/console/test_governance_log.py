@@ -56,7 +56,8 @@ def test_the_catalogue_holds_every_action_the_apps_write() -> None:
     written = {
         "agent.created", "agent.mode_changed", "agent.settings_changed", "hooks.replaced",
         "hook.created", "hook.updated", "hook.enabled", "hook.disabled", "hook.reordered",
-        "hook.deleted", "hook.tested", "custom_agent.created", "custom_agent.replaced",
+        "hook.deleted", "hook.tested", "hook.sample_saved", "hook.sample_deleted",
+        "custom_agent.created", "custom_agent.replaced",
         "custom_agent.updated", "custom_agent.deleted", "revision.rolled_back", "token.issued",
         "token.revoked", "user.created", "user.role_set", "user.deactivated",
         "user.reactivated", "user.invitation_issued", "escalation.created",

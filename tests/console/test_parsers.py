@@ -168,7 +168,7 @@ def test_hook_test_context_refuses_numbers_that_cannot_be_used(admin_client, sre
         },
     )
     assert response.status_code == 400
-    assert "/context/current_turn" in response.content.decode()
+    assert "Sample context at /current_turn:" in response.content.decode()
 
 
 def test_the_first_problem_in_document_order_is_named():

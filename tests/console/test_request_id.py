@@ -165,7 +165,8 @@ def _send_hook_test() -> None:
         actor_id=None,
         hook_definition=dict(DEMO_APPROVAL_HOOK),
         event="PreToolUse",
-        context=sample_context("PreToolUse", "sre"),
+        # A tool the hook's matcher takes: a skipped hook runs nothing and records nothing.
+        context={**sample_context("PreToolUse", "sre"), "tool_name": "restart_service"},
     )
 
 

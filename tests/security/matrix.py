@@ -486,6 +486,28 @@ ROWS: list[Row] = [
     Row(A + "hooks/test", "GET", "/agents/{sre}/hooks/test?hook={hook}", page(200, *ADMIN)),
     # An incomplete hook: the admin gets the form errors (400) and nothing runs.
     Row(A + "hooks/test", "POST", "/agents/{sre}/hooks/test", page(400, *ADMIN), {"event": "Stop"}),
+    Row(
+        H + "samples/",
+        "POST",
+        "/agents/{sre}/hooks/{hook}/samples/",
+        page(302, *ADMIN),
+        {"sample_name": "rm", "expected": "block", "context": '{"tool_name": "Bash"}'},
+        writes=True,
+    ),
+    Row(
+        H + "samples/<int:pk>/delete/",
+        "POST",
+        "/agents/{sre}/hooks/{hook}/samples/{sample}/delete/",
+        page(302, *ADMIN),
+        {},
+        writes=True,
+    ),
+    Row(
+        A + "hooks/test/<str:token>",
+        "GET",
+        "/agents/{sre}/hooks/test/{hook_test_run}",
+        page(202, *ADMIN),
+    ),
     Row(A + "custom/", "GET", "/agents/{sre}/custom/", page(200, *ADMIN)),
     Row(
         A + "custom/",

@@ -33,7 +33,9 @@ from django.test import Client
 from django.utils import timezone
 
 from agents import services as agent_services
+from agents.hook_samples import hook_sample_save
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
+from agents.views_hooktest import status_token
 from approvals import services as approval_services
 from approvals.links import decision_link_token
 from approvals.models import Escalation, EscalationVote
@@ -81,6 +83,7 @@ class World:
     hook: Hook  # agent-level hook of sre-agent
     custom_agent: CustomAgent  # sre-agent's custom agent `triage`
     custom_hook: Hook  # triage's hook
+    sample_pk: int  # a saved "Test this hook" sample of `hook`
     spare_token_pk: int  # a live sre-agent token the token-revoke row aims at
     revision: int  # sre-agent's first revision (rolling back to it changes the hooks)
     escalation: Escalation  # pending, sre-agent
@@ -126,6 +129,9 @@ class World:
             person=self.users["norole"].pk,
             person_token=self.person_token_pk,
             inactive=self.inactive_pk,
+            # A run that never finishes: the status page answers "still running".
+            sample=self.sample_pk,
+            hook_test_run=status_token(self.hook.agent, "matrix-run", self.hook, "PostToolUse"),
         )
 
 
@@ -209,6 +215,9 @@ def build_world() -> World:
         actor=None, agent=sre, name=CUSTOM, document=document
     )
     custom_hook = Hook.objects.get(custom_agent=custom_agent)
+    sample, _ = hook_sample_save(
+        actor=None, hook=hook, name="sudo", context={"tool_name": "Bash"}, expected="block"
+    )
     # Escalations are accepted only for calls an approval hook matches (approvals/rules.py).
     for agent in (sre, other):
         agent_services.hook_create(
@@ -224,6 +233,7 @@ def build_world() -> World:
         hook=hook,
         custom_agent=custom_agent,
         custom_hook=custom_hook,
+        sample_pk=sample.pk,
         spare_token_pk=spare.token.pk,
         revision=ConfigRevision.objects.filter(agent=sre).order_by("number").first().number,
         escalation=_escalate(tokens["agent"]),
