@@ -37,7 +37,7 @@ def test_people_who_are_not_admins_get_the_styled_403(request, rita, method, url
     assert response.status_code == 403
     html = response.content.decode()
     assert 'class="topbar"' in html and "You may not open this page" in html
-    assert "The portal is for admins." in html
+    assert "This page is for admins." in html
     assert GovernanceEvent.objects.count() == before
     rita.refresh_from_db()
     assert rita.is_active
