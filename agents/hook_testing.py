@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 
 from agents.models import Agent, Hook
-from agents.validation import EVENTS, Problems, ValidationFailed, validate_hook
+from agents.validation import EVENTS, Problems, validate_hook
 from console.actors import Actor
 from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
@@ -45,11 +45,11 @@ def sample_context(event: str, agent_name: str) -> dict[str, Any]:
 def hook_test_validate(
     *, hook_definition: Any, event: Any, context: Any
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    """The normalized definition and its warnings; ValidationFailed names every bad field."""
+    """The normalized definition and its warnings; InvalidInput names every bad field."""
     problems = Problems()
     if event not in EVENTS:
         problems.error("/event", f"event must be one of {', '.join(EVENTS)}.")
-        raise ValidationFailed(problems, "The hook test is invalid.")
+        raise problems.refusal("The hook test is invalid.")
     hook, hook_problems = validate_hook(hook_definition, event=event)
     problems.merge(hook_problems)
     if not isinstance(context, dict):
@@ -57,7 +57,7 @@ def hook_test_validate(
     elif len(json.dumps(context)) > CONTEXT_MAX_BYTES:
         problems.error("/context", f"The context is larger than {CONTEXT_MAX_BYTES} bytes.")
     if hook is None or problems.errors:
-        raise ValidationFailed(problems, "The hook test is invalid.")
+        raise problems.refusal("The hook test is invalid.")
     return hook.definition, problems.warnings
 
 

@@ -34,10 +34,10 @@ from agents.forms import (
     YamlForm,
 )
 from agents.models import Agent, CustomAgent, Hook
-from agents.validation import ValidationFailed
 from audit.selectors import dead_letter_summary
 from console.actors import request_actor
 from console.api import yaml_dump
+from console.errors import DomainError, InvalidInput
 from console.roles import is_admin
 
 GET_POST = require_http_methods(["GET", "POST"])
@@ -60,12 +60,12 @@ def admin_required[V: Callable[..., HttpResponse]](view: V) -> V:
 
 
 def _apply(form: Any, call: Callable[[dict[str, Any]], Any]) -> Any:
-    """Run a service for a valid form; its ValidationFailed lands on the form's fields."""
+    """Run a service for a valid form; a DomainError it raises lands on the form's fields."""
     if not form.is_valid():
         return None
     try:
         return call(form.cleaned_data)
-    except ValidationFailed as exc:
+    except DomainError as exc:
         form.add_problems(exc)
         return None
 
@@ -137,7 +137,7 @@ def agent_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         services.agent_set_mode(
             actor=request_actor(request), agent=agent, mode=request.POST.get("mode", "")
         )
-    except ValidationFailed as exc:
+    except InvalidInput as exc:
         messages.error(request, _warned(exc.fields))
     if request.htmx:
         return render(request, "agents/agent_base.html#mode-banner", {"agent": agent})
@@ -499,7 +499,7 @@ def revision_rollback(request: HtmxHttpRequest, slug: str, number: int) -> HttpR
     )
     try:
         restored = services.revision_rollback(actor=request_actor(request), revision=revision)
-    except ValidationFailed as exc:
+    except DomainError as exc:
         return _go(request, url, f"Cannot roll back: {_warned(exc.fields)}", messages.ERROR)
     text = f"Rolled back to revision {number} (recorded as revision {restored.number})."
     return _go(request, url, text)

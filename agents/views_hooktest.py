@@ -21,8 +21,9 @@ from agents.forms import HookForm
 from agents.hook_testing import hook_test_validate, sample_context
 from agents.models import Agent, Hook
 from agents.tasks import HOOK_TEST_TASK_MARGIN_SECONDS, hook_test_run_task
-from agents.validation import EVENTS, TIMEOUT_DEFAULT, ValidationFailed
-from console.parsers import DocumentRefused, ensure_storable, json_loads
+from agents.validation import EVENTS, TIMEOUT_DEFAULT
+from console.errors import InvalidInput
+from console.parsers import ensure_storable, json_loads
 from console.roles import is_admin
 
 PANEL = "agents/_hook_test_panel.html"
@@ -74,7 +75,7 @@ def hook_test(request: HttpRequest, slug: str) -> HttpResponse:
         ]
     try:
         context = ensure_storable(json_loads(request.POST.get("context") or "{}"))
-    except DocumentRefused as exc:
+    except InvalidInput as exc:
         errors += [f"/context{at}: {m}" for at, messages in exc.fields.items() for m in messages]
         context = None
     except ValueError as exc:
@@ -84,7 +85,7 @@ def hook_test(request: HttpRequest, slug: str) -> HttpResponse:
     if not errors:
         try:
             definition, _ = hook_test_validate(hook_definition=raw, event=event, context=context)
-        except ValidationFailed as exc:
+        except InvalidInput as exc:
             errors += _errors(exc.fields)
     if errors:
         return render(request, RESULT, {"errors": errors}, status=400)

@@ -40,8 +40,8 @@ from approvals.selectors import (
     pending_for,
     pending_row,
 )
-from approvals.validation import InvalidInput
 from console.actors import request_actor
+from console.errors import Conflict, DomainError, InvalidInput
 from console.roles import is_admin, is_auditor, is_reviewer
 
 HISTORY_PAGE_SIZE = 50
@@ -167,10 +167,8 @@ def decide(request: HttpRequest, pk: UUID) -> HttpResponse:
             )
         except InvalidInput as exc:
             errors = exc.fields
-        except services.DecisionConflict as exc:
+        except Conflict as exc:
             return _answer(request, pk, "error", str(exc))
-        except services.DecisionForbidden as exc:
-            raise PermissionDenied(str(exc)) from None
     if errors:
         text = "; ".join(f"{at or 'body'}: {' '.join(msgs)}" for at, msgs in errors.items())
         typed = {"reason": reason, "args_text": request.POST.get("args")}
@@ -212,7 +210,7 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
                     reason=reason,
                 )
                 done += 1
-            except (InvalidInput, services.DecisionConflict, services.DecisionForbidden) as exc:
+            except DomainError as exc:
                 refused.append(str(exc))
             except Http404:
                 refused.append("An escalation is not visible to you.")
@@ -253,10 +251,8 @@ def _decide_from_link(request: HttpRequest, escalation: Escalation) -> None:
         )
     except InvalidInput as exc:
         messages.error(request, " ".join(m for msgs in exc.fields.values() for m in msgs))
-    except services.DecisionConflict as exc:
+    except Conflict as exc:
         messages.error(request, f"Nothing decided: {exc}")
-    except services.DecisionForbidden as exc:
-        raise PermissionDenied(str(exc)) from None
     else:
         done = result.escalation
         text = done.status if result.final else "your approval counted"
