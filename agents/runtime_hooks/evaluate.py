@@ -49,7 +49,8 @@ from console_client.evaluation import (
     record_ungoverned,
 )
 from console_client.records import record_item
-from console_client.runtimes import NO_OBJECTION, STOP, Reply, RuntimeEvent, answer
+from console_client.runtime_answers import answer
+from console_client.runtimes import NO_OBJECTION, STOP, Reply, RuntimeEvent
 from console_client.transcript import SessionTranscript
 
 log = logging.getLogger(__name__)
