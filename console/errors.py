@@ -7,9 +7,9 @@ answer it calls for); nothing downstream translates it by hand. It is answered
   Django views under /api/ (the long-poll, runtime hooks, Slack), by
   `console.middleware.DomainErrorMiddleware`, as
   `{"error": {"code": str, "message": str, "fields": {pointer: [str]}}}`;
-- in the portal by the same middleware, as a styled error page (or an htmx flash), unless the
-  view shows it on a form (`agents.forms.ProblemsForm.add_problems`) or in a message
-  (`error_text`).
+- in the portal by the same middleware, as a styled error page (for htmx, swapped into the
+  page), unless the view shows it itself: on a form (`ProblemsForm.add_problems` in
+  agents.forms), on the reviewer's row or in a flash message.
 
 `fields` are keyed by JSON pointer (RFC 6901), built with `pointer`, the one encoder.
 """
@@ -118,11 +118,3 @@ class Unavailable(DomainError):
 
     status = 503
     code = "unavailable"
-
-
-def error_text(exc: DomainError) -> str:
-    """The error as one sentence for a flash message: each field's messages, else the
-    message (`"/reason: A reason is required."`)."""
-    if not exc.fields:
-        return exc.message
-    return "; ".join(f"{at or '/'}: {' '.join(messages)}" for at, messages in exc.fields.items())
