@@ -35,19 +35,16 @@ from agents.selectors import (
     get_agent_for_user,
     get_custom_agent,
 )
-from agents.validation import NAME_RE, ValidationFailed
+from agents.validation import NAME_RE
 from console.actors import is_agent, request_actor
-from console.api import YAML_PARSERS, ApiError, JSONParser, YAMLRenderer
+from console.api import YAML_PARSERS, JSONParser, YAMLRenderer
 from console.auth import IsAgentOrAdmin
+from console.errors import InvalidInput
 from console.openapi import errors
 
 AGENT_PARAM = OpenApiParameter(
     "agent", str, description="Agent slug (admins only; agent tokens act on their own agent)."
 )
-
-
-def invalid(exc: ValidationFailed) -> ApiError:
-    return ApiError(exc.message, code="invalid", fields=exc.fields)
 
 
 def with_warnings(body: dict[str, Any], warnings: dict[str, list[str]]) -> dict[str, Any]:
@@ -60,7 +57,7 @@ def request_agent(request: Request) -> Agent:
         return principal_agent(user)
     slug = request.query_params.get("agent")
     if not slug:
-        raise ApiError(
+        raise InvalidInput(
             "Name the agent with ?agent=<slug> (agent tokens need no parameter).",
             fields={"/agent": ["This query parameter is required for people."]},
         )
@@ -112,12 +109,9 @@ class CustomAgentDetailApi(_AgentConfigView):
     )
     def put(self, request: Request, name: str) -> Response:
         agent = request_agent(request)
-        try:
-            custom_agent, created, warnings = services.custom_agent_put(
-                actor=request_actor(request), agent=agent, name=name, document=request.data
-            )
-        except ValidationFailed as exc:
-            raise invalid(exc) from None
+        custom_agent, created, warnings = services.custom_agent_put(
+            actor=request_actor(request), agent=agent, name=name, document=request.data
+        )
         return Response(
             with_warnings(custom_agent_as_document(custom_agent), warnings),
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
@@ -145,10 +139,7 @@ class AgentHooksApi(_AgentConfigView):
     )
     def put(self, request: Request) -> Response:
         agent = request_agent(request)
-        try:
-            warnings = services.agent_hooks_replace(
-                actor=request_actor(request), agent=agent, document=request.data
-            )
-        except ValidationFailed as exc:
-            raise invalid(exc) from None
+        warnings = services.agent_hooks_replace(
+            actor=request_actor(request), agent=agent, document=request.data
+        )
         return Response(with_warnings({"hooks": agent_level_hooks(agent)}, warnings))

@@ -28,17 +28,20 @@ from agents.validation import (
     CustomAgentDocument,
     HookInput,
     Problems,
-    ValidationFailed,
     validate_document,
     validate_hooks_map,
 )
+from console.errors import Conflict, InvalidInput
 
 
-class BaseRevisionMoved(Exception):
+class BaseRevisionMoved(Conflict):
     """The scope changed after the preview was made: what was reviewed is not what would apply."""
 
     def __init__(self, base: int, current: int) -> None:
-        super().__init__(f"The configuration moved from revision {base} to {current}.")
+        super().__init__(
+            f"The configuration moved from revision {base} to {current}.",
+            code="base_revision_moved",
+        )
         self.base = base
         self.current = current
 
@@ -74,12 +77,12 @@ def validate_named_document(document: Any, name: str) -> CustomAgentDocument:
     )
     try:
         parsed = validate_document(document)
-    except ValidationFailed as exc:
+    except InvalidInput as exc:
         if mismatch:  # reported together with every other problem of the document
             exc.fields.setdefault("/metadata/name", []).append(mismatch)
         raise
     if mismatch:
-        raise ValidationFailed(Problems(errors={"/metadata/name": [mismatch]}))
+        raise Problems(errors={"/metadata/name": [mismatch]}).refusal()
     return parsed
 
 
@@ -108,7 +111,7 @@ def _preview(
 
 
 def document_preview(agent: Agent, name: str, document: Any) -> Preview:
-    """What putting `document` as custom agent `name` would change; raises ValidationFailed."""
+    """What putting `document` as custom agent `name` would change; raises InvalidInput."""
     # The base is read before the configuration: a change committed in between makes the
     # confirmation refuse, never apply over a configuration nobody reviewed.
     base = scope_revision(agent, name)
@@ -136,12 +139,12 @@ class RevisionContent:
 
 
 def revision_content(revision: ConfigRevision) -> RevisionContent:
-    """Raises ValidationFailed when the snapshot no longer validates."""
+    """Raises InvalidInput when the snapshot no longer validates."""
     snapshot = revision.snapshot or {}
     if revision.scope == ConfigRevision.Scope.AGENT:
         hooks, problems = validate_hooks_map(snapshot.get("hooks"), base="/hooks")
         if problems.errors:
-            raise ValidationFailed(problems, "That revision no longer validates.")
+            raise problems.refusal("That revision no longer validates.")
         mode = snapshot.get("mode")
         return RevisionContent(
             hooks=hooks, mode=mode if mode in Mode.values else None, warnings=problems.warnings

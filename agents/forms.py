@@ -1,5 +1,5 @@
 """Portal forms. They only turn posted fields into the values a service takes; every rule
-lives in agents.validation and reaches the form as a ValidationFailed keyed by JSON pointer.
+lives in agents.validation and reaches the form as a DomainError keyed by JSON pointer.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import yaml
 from django import forms
 
 from agents.models import Agent, Hook
-from agents.validation import EVENTS, HOOK_TYPES, MATCHER_EVENTS, MODEL_TIERS, ValidationFailed
-from console.parsers import TOO_DEEP, DocumentRefused, ensure_storable, json_loads, yaml_loads
+from agents.validation import EVENTS, HOOK_TYPES, MATCHER_EVENTS, MODEL_TIERS
+from console.errors import DomainError, InvalidInput
+from console.parsers import TOO_DEEP, ensure_storable, json_loads, yaml_loads
 
 IMPORT_MAX_BYTES = 1024 * 1024
 
@@ -54,12 +55,17 @@ class ProblemsForm(forms.Form):
         name = pointer.lstrip("/").split("/", 1)[0]
         return name if name in self.fields else None
 
-    def add_problems(self, exc: ValidationFailed) -> None:
+    def add_problems(self, exc: DomainError) -> None:
+        """The portal's one mapping of a refusal onto a form: each pointer's messages on its
+        field (or the form), the message itself when no field is named."""
         for pointer, messages in exc.fields.items():
             name = self.field_for_pointer(pointer)
             for message in messages:
                 self.add_error(name, message)
-        self.show_warnings(exc.warnings)
+        if not exc.fields:
+            self.add_error(None, exc.message)
+        if isinstance(exc, InvalidInput):
+            self.show_warnings(exc.warnings)
 
     def show_warnings(self, warnings: dict[str, list[str]]) -> None:
         for pointer, messages in warnings.items():
@@ -299,8 +305,9 @@ class DocumentForm(ProblemsForm):
         self.pointer_errors: dict[str, list[str]] = {}
         self.pointer_warnings: dict[str, list[str]] = {}
 
-    def add_problems(self, exc: ValidationFailed) -> None:
-        self.pointer_errors, self.pointer_warnings = exc.fields, exc.warnings
+    def add_problems(self, exc: DomainError) -> None:
+        self.pointer_errors = exc.fields
+        self.pointer_warnings = exc.warnings if isinstance(exc, InvalidInput) else {}
         self.add_error(None, f"{exc.message} Nothing was saved.")
 
     def field_for_pointer(self, pointer: str) -> str | None:
@@ -323,7 +330,7 @@ class DocumentForm(ProblemsForm):
         data["source"] = text
         try:
             data["document"] = _parse_document(text)
-        except DocumentRefused as exc:
+        except InvalidInput as exc:
             self.pointer_errors = exc.fields
             raise forms.ValidationError(f"{exc.message} Nothing was saved.") from None
         metadata = data["document"].get("metadata") if isinstance(data["document"], dict) else None

@@ -12,7 +12,7 @@ from django.http import Http404
 
 from agents.hook_testing import CONTEXT_MAX_BYTES
 from agents.models import Hook, HookSample, SampleVerdict
-from agents.validation import Problems, ValidationFailed
+from agents.validation import Problems
 from console.actors import Actor
 from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
@@ -60,7 +60,7 @@ def hook_sample_save(
     name = name.strip()
     problems = _check(hook, name, context, expected)
     if problems.errors:
-        raise ValidationFailed(problems, "The sample is invalid.")
+        raise problems.refusal("The sample is invalid.")
     sample, created = HookSample.objects.select_for_update().update_or_create(
         hook=hook, name=name, defaults={"context": context, "expected": expected}
     )

@@ -23,7 +23,6 @@ from agents.validation import (
     EVENTS,
     FAIL_MODE_DEFAULT,
     Problems,
-    ValidationFailed,
     validate_hook,
 )
 from console.actors import Actor
@@ -91,11 +90,11 @@ def hook_test_skip_reason(definition: dict[str, Any], event: str, context: dict[
 def hook_test_validate(
     *, hook_definition: Any, event: Any, context: Any
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    """The normalized definition and its warnings; ValidationFailed names every bad field."""
+    """The normalized definition and its warnings; InvalidInput names every bad field."""
     problems = Problems()
     if event not in EVENTS:
         problems.error("/event", f"event must be one of {', '.join(EVENTS)}.")
-        raise ValidationFailed(problems, "The hook test is invalid.")
+        raise problems.refusal("The hook test is invalid.")
     hook, hook_problems = validate_hook(hook_definition, event=event)
     problems.merge(hook_problems)
     if not isinstance(context, dict):
@@ -103,7 +102,7 @@ def hook_test_validate(
     elif len(json.dumps(context)) > CONTEXT_MAX_BYTES:
         problems.error("/context", f"The context is larger than {CONTEXT_MAX_BYTES} bytes.")
     if hook is None or problems.errors:
-        raise ValidationFailed(problems, "The hook test is invalid.")
+        raise problems.refusal("The hook test is invalid.")
     return hook.definition, problems.warnings
 
 

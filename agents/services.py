@@ -1,5 +1,5 @@
 """Every write of the agents app. Each change validates first, then writes the change, a
-configuration revision and a governance event in one transaction.
+configuration revision and a governance event in one transaction (agents.revisions).
 """
 
 from __future__ import annotations
@@ -13,20 +13,24 @@ from django.utils import timezone
 
 from agents.config_review import refuse_if_moved, revision_content, validate_named_document
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
-from agents.selectors import scope_snapshot
+from agents.revisions import (
+    lock_agent,
+    lock_hook,
+    record_change,
+    refuse_past_custom_agent_limit,
+    replace_hooks,
+)
 from agents.validation import (
     AGENT_DESCRIPTION_MAX_CHARS,
-    CUSTOM_AGENTS_MAX,
     HOOKS_PER_EVENT_MAX,
-    HookInput,
     Problems,
-    ValidationFailed,
     validate_custom_agent_text,
     validate_hook,
     validate_hooks_map,
     validate_name,
 )
-from console.actors import Actor, actor_label, actor_user
+from console.actors import Actor, actor_label
+from console.errors import InvalidInput, pointer
 from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
 from console.outbound import webhook_url_problems
@@ -39,103 +43,8 @@ class IssuedToken:
     plaintext: str
 
 
-def _record_change(
-    *,
-    actor: Actor | None,
-    agent: Agent,
-    custom_agent_name: str = "",
-    action: GovernanceAction,
-    summary: str,
-    target: Any = None,
-    deleted: bool = False,
-) -> ConfigRevision:
-    """Bump the agent's revision and write the scope's snapshot and the governance event."""
-    Agent.objects.filter(pk=agent.pk).update(revision=F("revision") + 1, updated_at=timezone.now())
-    agent.refresh_from_db(fields=["revision", "updated_at"])
-    scope = ConfigRevision.Scope.CUSTOM_AGENT if custom_agent_name else ConfigRevision.Scope.AGENT
-    snapshot = None if deleted else scope_snapshot(agent, custom_agent_name or None)
-    revision = ConfigRevision.objects.create(
-        agent=agent,
-        scope=scope,
-        custom_agent_name=custom_agent_name,
-        number=agent.revision,
-        action=action,
-        summary=summary[:300],
-        snapshot={"deleted": True} if deleted else snapshot,
-        actor=actor_user(actor),
-        actor_label=actor_label(actor),
-    )
-    governance_event_record(
-        actor=actor,
-        action=action,
-        summary=summary,
-        agent=agent,
-        target=target if target is not None else revision,
-        after={"revision": revision.number, "custom_agent": custom_agent_name or None},
-    )
-    return revision
-
-
-def _lock_agent(agent: Agent) -> None:
-    """Serialize configuration writes per agent: every write takes the agent row first, so
-    concurrent replacements cannot interleave (hook keys are unique) or deadlock."""
-    Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk", flat=True).first()
-
-
-def _lock_hook(hook: Hook) -> None:
-    """Take the agent lock, then reload `hook`; a replacement keeps keys but not rows, so a
-    hook replaced or deleted meanwhile is refused rather than written blind."""
-    _lock_agent(hook.agent)
-    try:
-        hook.refresh_from_db()
-    except Hook.DoesNotExist:
-        raise ValidationFailed(
-            Problems(errors={"/key": [f"Hook {hook.key} changed meanwhile; reload and retry."]}),
-            "The hook changed meanwhile.",
-        ) from None
-
-
-def _refuse_past_custom_agent_limit(agent: Agent, at: str) -> None:
-    """Call with the agent lock held, before a write that would add a custom agent."""
-    count = CustomAgent.objects.filter(agent=agent).count()
-    if count >= CUSTOM_AGENTS_MAX:
-        message = f"{agent.slug} has {count} custom agents; the limit is {CUSTOM_AGENTS_MAX}."
-        raise ValidationFailed(Problems(errors={at: [message]}), "Too many custom agents.")
-
-
 def _scope_label(custom_agent: CustomAgent | None) -> str:
     return f"custom agent {custom_agent.name}" if custom_agent else "agent level"
-
-
-def _replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[HookInput]) -> None:
-    """Replace a scope's hooks, keeping each slot's stable key (event, index) where it exists."""
-    existing = list(
-        Hook.objects.filter(agent=agent, custom_agent=custom_agent).order_by("event", "position")
-    )
-    keys_by_slot: dict[tuple[str, int], str] = {}
-    counters: dict[str, int] = {}
-    for hook in existing:
-        index = counters.get(hook.event, 0)
-        keys_by_slot[(hook.event, index)] = hook.key
-        counters[hook.event] = index + 1
-    Hook.objects.filter(agent=agent, custom_agent=custom_agent).delete()
-    positions: dict[str, int] = {}
-    new_rows = []
-    for item in hooks:
-        position = positions.get(item.event, 0)
-        positions[item.event] = position + 1
-        row = Hook(
-            agent=agent,
-            custom_agent=custom_agent,
-            event=item.event,
-            position=position,
-            enabled=item.enabled,
-            definition=item.definition,
-        )
-        if (item.event, position) in keys_by_slot:
-            row.key = keys_by_slot[(item.event, position)]
-        new_rows.append(row)
-    Hook.objects.bulk_create(new_rows)
 
 
 @transaction.atomic
@@ -147,9 +56,9 @@ def agent_create(
     if not problems.errors and Agent.objects.filter(slug=slug).exists():
         problems.error("/slug", f"An agent named {slug!r} already exists.")
     if problems.errors:
-        raise ValidationFailed(problems, "The agent is invalid.")
+        raise problems.refusal("The agent is invalid.")
     agent = Agent.objects.create(slug=slug, display_name=display_name, description=description)
-    _record_change(
+    record_change(
         actor=actor,
         agent=agent,
         action=GovernanceAction.AGENT_CREATED,
@@ -162,16 +71,15 @@ def agent_create(
 @transaction.atomic
 def agent_set_mode(*, actor: Actor | None, agent: Agent, mode: str) -> Agent:
     if mode not in Mode.values:
-        raise ValidationFailed(
-            Problems(errors={"/mode": [f"mode must be one of {', '.join(Mode.values)}."]})
-        )
-    _lock_agent(agent)
+        message = f"mode must be one of {', '.join(Mode.values)}."
+        raise InvalidInput("The document is invalid.", fields={"/mode": [message]})
+    lock_agent(agent)
     if agent.mode == mode:
         return agent
     before = agent.mode
     agent.mode = mode
     agent.save(update_fields=["mode", "updated_at"])
-    _record_change(
+    record_change(
         actor=actor,
         agent=agent,
         action=GovernanceAction.AGENT_MODE_CHANGED,
@@ -198,7 +106,7 @@ def agent_settings_update(
     for message in webhook_url_problems(webhook_url) if webhook_url else []:
         problems.error("/webhook_url", message)
     if problems.errors:
-        raise ValidationFailed(problems, "The settings are invalid.")
+        raise problems.refusal("The settings are invalid.")
     with transaction.atomic():
         agent.display_name = display_name
         agent.description = description
@@ -226,21 +134,21 @@ def agent_hooks_replace(
     problems = Problems()
     if not isinstance(document, dict):
         problems.error("", 'The body must be an object: {"hooks": {"Stop": [...], ...}}.')
-        raise ValidationFailed(problems)
+        raise problems.refusal()
     for key in document:
         if key != "hooks":
-            problems.error(f"/{key}", f"Unknown field {key!r}.")
+            problems.error(pointer(key), f"Unknown field {key!r}.")
     # A body without `hooks` is a mistake (or an unread body), never "remove every hook".
     if "hooks" not in document:
         problems.error("/hooks", 'hooks is required; {"hooks": {}} removes every hook.')
     hooks, hook_problems = validate_hooks_map(document.get("hooks"), base="/hooks")
     problems.merge(hook_problems)
     if problems.errors:
-        raise ValidationFailed(problems)
+        raise problems.refusal()
     with transaction.atomic():
-        _lock_agent(agent)
-        _replace_hooks(agent, None, hooks)
-        _record_change(
+        lock_agent(agent)
+        replace_hooks(agent, None, hooks)
+        record_change(
             actor=actor,
             agent=agent,
             action=GovernanceAction.HOOKS_REPLACED,
@@ -262,8 +170,8 @@ def hook_create(
     if event not in ("Stop", "PostToolUse", "PreToolUse"):
         problems.error("/event", "event must be Stop, PostToolUse or PreToolUse.")
     if hook_input is None or problems.errors:
-        raise ValidationFailed(problems, "The hook is invalid.")
-    _lock_agent(agent)
+        raise problems.refusal("The hook is invalid.")
+    lock_agent(agent)
     siblings = Hook.objects.filter(agent=agent, custom_agent=custom_agent, event=event).aggregate(
         last=Max("position"), count=Count("pk")
     )
@@ -273,7 +181,7 @@ def hook_create(
             f"{_scope_label(custom_agent).capitalize()} has {siblings['count']} {event} hooks; "
             f"the limit is {HOOKS_PER_EVENT_MAX} per event.",
         )
-        raise ValidationFailed(problems, "Too many hooks.")
+        raise problems.refusal("Too many hooks.")
     hook = Hook.objects.create(
         agent=agent,
         custom_agent=custom_agent,
@@ -282,7 +190,7 @@ def hook_create(
         enabled=hook_input.enabled,
         definition=hook_input.definition,
     )
-    _record_change(
+    record_change(
         actor=actor,
         agent=agent,
         custom_agent_name=custom_agent.name if custom_agent else "",
@@ -299,12 +207,12 @@ def hook_update(
 ) -> tuple[Hook, dict[str, list[str]]]:
     hook_input, problems = validate_hook(raw, event=hook.event)
     if hook_input is None or problems.errors:
-        raise ValidationFailed(problems, "The hook is invalid.")
-    _lock_hook(hook)
+        raise problems.refusal("The hook is invalid.")
+    lock_hook(hook)
     hook.definition = hook_input.definition
     hook.enabled = hook_input.enabled
     hook.save(update_fields=["definition", "enabled", "updated_at"])
-    _record_change(
+    record_change(
         actor=actor,
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
@@ -317,12 +225,12 @@ def hook_update(
 
 @transaction.atomic
 def hook_set_enabled(*, actor: Actor | None, hook: Hook, enabled: bool) -> Hook:
-    _lock_hook(hook)
+    lock_hook(hook)
     if hook.enabled == enabled:
         return hook
     hook.enabled = enabled
     hook.save(update_fields=["enabled", "updated_at"])
-    _record_change(
+    record_change(
         actor=actor,
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
@@ -336,7 +244,7 @@ def hook_set_enabled(*, actor: Actor | None, hook: Hook, enabled: bool) -> Hook:
 @transaction.atomic
 def hook_move(*, actor: Actor | None, hook: Hook, offset: int) -> Hook:
     """Move a hook up (offset -1) or down (+1) within its event's list."""
-    _lock_hook(hook)
+    lock_hook(hook)
     siblings = list(
         Hook.objects.select_for_update()
         .filter(agent=hook.agent, custom_agent=hook.custom_agent, event=hook.event)
@@ -351,7 +259,7 @@ def hook_move(*, actor: Actor | None, hook: Hook, offset: int) -> Hook:
         if sibling.position != position:
             sibling.position = position
             sibling.save(update_fields=["position"])
-    _record_change(
+    record_change(
         actor=actor,
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
@@ -364,14 +272,14 @@ def hook_move(*, actor: Actor | None, hook: Hook, offset: int) -> Hook:
 
 @transaction.atomic
 def hook_delete(*, actor: Actor | None, hook: Hook) -> None:
-    _lock_hook(hook)
+    lock_hook(hook)
     agent, custom_agent, key, event = hook.agent, hook.custom_agent, hook.key, hook.event
     siblings = Hook.objects.filter(
         agent=agent, custom_agent=custom_agent, event=event, position__gt=hook.position
     )
     hook.delete()
     siblings.update(position=F("position") - 1)
-    _record_change(
+    record_change(
         actor=actor,
         agent=agent,
         custom_agent_name=custom_agent.name if custom_agent else "",
@@ -393,10 +301,10 @@ def custom_agent_put(
     when the custom agent changed since that revision."""
     parsed = validate_named_document(document, name)
     with transaction.atomic():
-        _lock_agent(agent)
+        lock_agent(agent)
         refuse_if_moved(agent, name, base_revision)
         if not CustomAgent.objects.filter(agent=agent, name=name).exists():
-            _refuse_past_custom_agent_limit(agent, "/metadata/name")
+            refuse_past_custom_agent_limit(agent, "/metadata/name")
         custom_agent, created = CustomAgent.objects.select_for_update().get_or_create(
             agent=agent, name=name
         )
@@ -404,8 +312,8 @@ def custom_agent_put(
         custom_agent.handoff_description = parsed.handoff_description
         custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
         custom_agent.save()
-        _replace_hooks(agent, custom_agent, parsed.hooks)
-        _record_change(
+        replace_hooks(agent, custom_agent, parsed.hooks)
+        record_change(
             actor=actor,
             agent=agent,
             custom_agent_name=name,
@@ -428,15 +336,15 @@ def custom_agent_create(
     handoff_description: str = "",
     enable_vanilla_mode: bool = False,
 ) -> CustomAgent:
-    _lock_agent(agent)
+    lock_agent(agent)
     problems = Problems()
     validate_name(name, "/name", problems)
     validate_custom_agent_text(instructions, handoff_description, problems)
     if not problems.errors and CustomAgent.objects.filter(agent=agent, name=name).exists():
         problems.error("/name", f"{agent.slug} already has a custom agent named {name!r}.")
     if problems.errors:
-        raise ValidationFailed(problems, "The custom agent is invalid.")
-    _refuse_past_custom_agent_limit(agent, "/name")
+        raise problems.refusal("The custom agent is invalid.")
+    refuse_past_custom_agent_limit(agent, "/name")
     custom_agent = CustomAgent.objects.create(
         agent=agent,
         name=name,
@@ -444,7 +352,7 @@ def custom_agent_create(
         handoff_description=handoff_description,
         enable_vanilla_mode=enable_vanilla_mode,
     )
-    _record_change(
+    record_change(
         actor=actor,
         agent=agent,
         custom_agent_name=name,
@@ -467,15 +375,15 @@ def custom_agent_update(
     problems = Problems()
     validate_custom_agent_text(instructions, handoff_description, problems)
     if problems.errors:
-        raise ValidationFailed(problems, "The custom agent is invalid.")
-    _lock_agent(custom_agent.agent)
+        raise problems.refusal("The custom agent is invalid.")
+    lock_agent(custom_agent.agent)
     custom_agent.instructions = instructions
     custom_agent.handoff_description = handoff_description
     custom_agent.enable_vanilla_mode = enable_vanilla_mode
     custom_agent.save(
         update_fields=["instructions", "handoff_description", "enable_vanilla_mode", "updated_at"]
     )
-    _record_change(
+    record_change(
         actor=actor,
         agent=custom_agent.agent,
         custom_agent_name=custom_agent.name,
@@ -489,9 +397,9 @@ def custom_agent_update(
 @transaction.atomic
 def custom_agent_delete(*, actor: Actor | None, custom_agent: CustomAgent) -> None:
     agent, name = custom_agent.agent, custom_agent.name
-    _lock_agent(agent)
+    lock_agent(agent)
     custom_agent.delete()
-    _record_change(
+    record_change(
         actor=actor,
         agent=agent,
         custom_agent_name=name,
@@ -508,11 +416,11 @@ def revision_rollback(
     """Restore a scope to what `revision` recorded; the restore is itself a new revision.
     With `base_revision` it refuses with BaseRevisionMoved if the scope changed since."""
     agent = revision.agent
-    _lock_agent(agent)
+    lock_agent(agent)
     refuse_if_moved(agent, revision.custom_agent_name, base_revision)
     content = revision_content(revision)
     if revision.scope == ConfigRevision.Scope.AGENT:
-        _replace_hooks(agent, None, content.hooks)
+        replace_hooks(agent, None, content.hooks)
         if content.mode is not None and agent.mode != content.mode:
             agent.mode = content.mode
             agent.save(update_fields=["mode", "updated_at"])
@@ -521,7 +429,7 @@ def revision_rollback(
     elif content.document is not None:
         parsed = content.document
         if not CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).exists():
-            _refuse_past_custom_agent_limit(agent, "/name")
+            refuse_past_custom_agent_limit(agent, "/name")
         custom_agent, _ = CustomAgent.objects.get_or_create(
             agent=agent, name=revision.custom_agent_name
         )
@@ -529,8 +437,8 @@ def revision_rollback(
         custom_agent.handoff_description = parsed.handoff_description
         custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
         custom_agent.save()
-        _replace_hooks(agent, custom_agent, parsed.hooks)
-    return _record_change(
+        replace_hooks(agent, custom_agent, parsed.hooks)
+    return record_change(
         actor=actor,
         agent=agent,
         custom_agent_name=revision.custom_agent_name,

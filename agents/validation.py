@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.errors import InvalidInput, pointer
 from console_client.patterns import matcher_error
 
 API_VERSION = "azuresre.ai/v2"
@@ -62,10 +63,6 @@ METADATA_KEYS = {"name"}
 SPEC_KEYS = {"instructions", "handoffDescription", "enableVanillaMode", "hooks"}
 
 
-def pointer(*parts: str | int) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
 @dataclass
 class Problems:
     errors: dict[str, list[str]] = field(default_factory=dict)
@@ -77,19 +74,15 @@ class Problems:
     def warn(self, at: str, message: str) -> None:
         self.warnings.setdefault(at, []).append(message)
 
+    def refusal(self, message: str = "The document is invalid.") -> InvalidInput:
+        """The error to raise for these problems (their warnings ride along for forms)."""
+        return InvalidInput(message, fields=self.errors, warnings=self.warnings)
+
     def merge(self, other: Problems) -> None:
         for at, messages in other.errors.items():
             self.errors.setdefault(at, []).extend(messages)
         for at, messages in other.warnings.items():
             self.warnings.setdefault(at, []).extend(messages)
-
-
-class ValidationFailed(Exception):
-    def __init__(self, problems: Problems, message: str = "The document is invalid.") -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields = problems.errors
-        self.warnings = problems.warnings
 
 
 @dataclass(frozen=True)
@@ -390,13 +383,13 @@ def validate_custom_agent_text(
 
 
 def validate_document(raw: Any) -> CustomAgentDocument:
-    """Validate an ExtendedAgent v2 document; raise ValidationFailed naming every bad field."""
+    """Validate an ExtendedAgent v2 document; raise InvalidInput naming every bad field."""
     problems = Problems()
     if not isinstance(raw, dict):
         problems.error(
             "", "The document must be a mapping with api_version, kind, metadata and spec."
         )
-        raise ValidationFailed(problems)
+        raise problems.refusal()
     _check_keys(raw, DOCUMENT_KEYS, "", problems)
     if raw.get("api_version") != API_VERSION:
         problems.error(
@@ -440,7 +433,7 @@ def validate_document(raw: Any) -> CustomAgentDocument:
     problems.merge(hook_problems)
 
     if problems.errors:
-        raise ValidationFailed(problems)
+        raise problems.refusal()
     return CustomAgentDocument(
         name=name,
         instructions=spec.get("instructions") or "",

@@ -30,10 +30,10 @@ from agents.forms import (
 )
 from agents.health import health_context
 from agents.models import Agent, CustomAgent, Hook
-from agents.validation import ValidationFailed
 from audit.selectors import dead_letter_summary
 from console.actors import request_actor
 from console.api import yaml_dump
+from console.errors import DomainError, InvalidInput
 from console.roles import Role
 from console.web import HtmxHttpRequest, render_page, role_required
 
@@ -41,12 +41,12 @@ GET_POST = require_http_methods(["GET", "POST"])
 
 
 def _apply(form: Any, call: Callable[[dict[str, Any]], Any]) -> Any:
-    """Run a service for a valid form; its ValidationFailed lands on the form's fields."""
+    """Run a service for a valid form; a DomainError it raises lands on the form's fields."""
     if not form.is_valid():
         return None
     try:
         return call(form.cleaned_data)
-    except ValidationFailed as exc:
+    except DomainError as exc:
         form.add_problems(exc)
         return None
 
@@ -117,7 +117,7 @@ def agent_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         services.agent_set_mode(
             actor=request_actor(request), agent=agent, mode=request.POST.get("mode", "")
         )
-    except ValidationFailed as exc:
+    except InvalidInput as exc:
         if not request.htmx:
             return _go(request, url, _warned(exc.fields), messages.ERROR)
         messages.error(request, _warned(exc.fields))

@@ -33,10 +33,11 @@ from agents.hook_samples import get_hook_sample, hook_samples
 from agents.hook_testing import hook_test_skip_reason, hook_test_validate, sample_context
 from agents.models import Agent, Hook, SampleVerdict
 from agents.tasks import hook_test_run_task, hook_test_suite_task
-from agents.validation import EVENTS, ValidationFailed
+from agents.validation import EVENTS
 from agents.views import _agent_page
 from console.actors import request_actor
-from console.parsers import DocumentRefused, ensure_storable, json_loads
+from console.errors import InvalidInput
+from console.parsers import ensure_storable, json_loads
 from console.roles import Role
 from console.web import HtmxHttpRequest, is_partial_request, render_page, role_required
 
@@ -87,7 +88,7 @@ def _definition(request: HtmxHttpRequest, hook: Hook | None) -> tuple[dict[str, 
 def _sample(text: str) -> tuple[Any, list[str]]:
     try:
         return ensure_storable(json_loads(text or "{}")), []
-    except DocumentRefused as exc:
+    except InvalidInput as exc:
         return None, [
             f"Sample context at {at or '/'}: {m}"
             for at, messages in exc.fields.items()
@@ -113,7 +114,7 @@ def _started(
     return _show(request, agent, "result", 202, pending={"url": url}, **values)
 
 
-def _problems(exc: ValidationFailed) -> list[str]:
+def _problems(exc: InvalidInput) -> list[str]:
     return [f"{at or '/'}: {m}" for at, items in exc.fields.items() for m in items]
 
 
@@ -128,7 +129,7 @@ def _suite(request: HtmxHttpRequest, agent: Agent, values: dict[str, Any]) -> Ht
     if not errors:
         try:
             hook_test_validate(hook_definition=raw, event=event, context={})
-        except ValidationFailed as exc:
+        except InvalidInput as exc:
             errors += _problems(exc)
     if errors:
         return _show(request, agent, "result", 400, errors=errors, **values)
@@ -162,7 +163,7 @@ def hook_test(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if not errors:
         try:
             definition, _ = hook_test_validate(hook_definition=raw, event=event, context=context)
-        except ValidationFailed as exc:
+        except InvalidInput as exc:
             errors += _problems(exc)
     if errors:
         return _show(request, agent, "result", 400, errors=errors, **values)
@@ -196,7 +197,7 @@ def hook_sample_save(request: HtmxHttpRequest, slug: str, key: str) -> HttpRespo
                 context=context,
                 expected=request.POST.get("expected", ""),
             )
-        except ValidationFailed as exc:
+        except InvalidInput as exc:
             errors = [
                 f"{SAMPLE_FIELDS.get(at, at)}: {m}" for at, ms in exc.fields.items() for m in ms
             ]

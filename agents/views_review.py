@@ -26,7 +26,6 @@ from agents.config_review import (
 )
 from agents.forms import DocumentForm, YamlForm
 from agents.models import Agent, ConfigRevision
-from agents.validation import ValidationFailed
 from agents.views import (
     GET_POST,
     _agent_page,
@@ -37,6 +36,7 @@ from agents.views import (
 )
 from console.actors import request_actor
 from console.api import yaml_dump
+from console.errors import InvalidInput
 from console.roles import Role
 from console.web import HtmxHttpRequest, render_page, role_required
 
@@ -102,14 +102,14 @@ def _document_step(
             return None, "", saved
         except BaseRevisionMoved as exc:
             moved = _moved_text(exc)
-        except ValidationFailed as exc:
+        except InvalidInput as exc:
             form.add_problems(exc)
             return None, "", None
     else:
         moved = ""
     try:
         return document_preview(agent, name, data["document"]), moved, None
-    except ValidationFailed as exc:
+    except InvalidInput as exc:
         form.add_problems(exc)
         return None, "", None
 
@@ -201,11 +201,11 @@ def revision_rollback(request: HtmxHttpRequest, slug: str, number: int) -> HttpR
             return _go(request, url, text)
     except BaseRevisionMoved as exc:
         moved = _moved_text(exc)
-    except ValidationFailed as exc:
+    except InvalidInput as exc:
         return _go(request, url, f"Cannot roll back: {_warned(exc.fields)}", messages.ERROR)
     try:
         preview = rollback_preview(revision)
-    except ValidationFailed as exc:
+    except InvalidInput as exc:
         return _go(request, url, f"Cannot roll back: {_warned(exc.fields)}", messages.ERROR)
     if preview.diff.is_empty:
         return _go(request, url, f"{NOTHING_TO_APPLY} (r{number})", messages.INFO)

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from approvals import services
 from approvals.models import Escalation, EscalationVote, ReviewerScope, SlackIdentity
 from console.actors import request_actor
+from console.errors import DomainError
 
 if TYPE_CHECKING:
     VoteInlineBase = admin.TabularInline[EscalationVote, Escalation]
@@ -66,7 +67,7 @@ class EscalationAdmin(EscalationAdminBase):
                     reason="Cancelled by an admin.",
                 )
                 cancelled += 1
-            except (services.DecisionConflict, services.DecisionForbidden) as exc:
+            except DomainError as exc:
                 self.message_user(request, f"{escalation.pk}: {exc}", messages.WARNING)
         self.message_user(request, f"Cancelled {cancelled} escalation(s).")
 

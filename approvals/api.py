@@ -33,27 +33,15 @@ from approvals.openapi import (
     EscalationPageSerializer,
 )
 from approvals.selectors import escalations_visible_to, get_escalation_for_user
-from approvals.validation import InvalidInput, parse_decision
+from approvals.validation import parse_decision
 from approvals.wire import created_answer, iso, list_item
 from console.actors import is_agent, request_actor
-from console.api import ApiError
 from console.auth import IsAgent, IsReviewer
+from console.errors import InvalidInput, pointer
 from console.openapi import errors
 
 LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX = 50, 200
 BODY_KEYS = ("request", "meta")
-
-
-def invalid(exc: InvalidInput) -> ApiError:
-    return ApiError(exc.message, code="invalid", fields=exc.fields)
-
-
-def conflict(exc: services.DecisionConflict) -> ApiError:
-    return ApiError(str(exc), code="conflict", status_code=status.HTTP_409_CONFLICT)
-
-
-def forbidden(message: str) -> ApiError:
-    return ApiError(message, code="forbidden", status_code=status.HTTP_403_FORBIDDEN)
 
 
 def _encode_cursor(escalation: Escalation) -> str:
@@ -71,7 +59,9 @@ def _decode_cursor(cursor: str) -> tuple[datetime, str]:
         # A forged time whose UTC value leaves years 1-9999 cannot be queried: OverflowError.
         return at.astimezone(UTC), str(UUID(pk))
     except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
-        raise ApiError("Bad cursor.", fields={"/cursor": ["Not a cursor from this API."]}) from None
+        raise InvalidInput(
+            "Bad cursor.", fields={"/cursor": ["Not a cursor from this API."]}
+        ) from None
 
 
 def _status_filter(qs: QuerySet[Escalation], wanted: str, now: datetime) -> QuerySet[Escalation]:
@@ -79,7 +69,7 @@ def _status_filter(qs: QuerySet[Escalation], wanted: str, now: datetime) -> Quer
         return qs
     if wanted not in EscalationStatus.values:
         allowed = ", ".join([*EscalationStatus.values, "all"])
-        raise ApiError("Unknown status.", fields={"/status": [f"Use one of: {allowed}."]})
+        raise InvalidInput("Unknown status.", fields={"/status": [f"Use one of: {allowed}."]})
     pending = Q(status=EscalationStatus.PENDING)
     if wanted == EscalationStatus.PENDING:
         return qs.filter(pending, expires_at__gt=now)
@@ -97,7 +87,7 @@ def _limit(raw: str | None) -> int:
     except ValueError:
         value = 0
     if not 1 <= value <= LIST_LIMIT_MAX:
-        raise ApiError("Bad limit.", fields={"/limit": [f"An integer 1-{LIST_LIMIT_MAX}."]})
+        raise InvalidInput("Bad limit.", fields={"/limit": [f"An integer 1-{LIST_LIMIT_MAX}."]})
     return value
 
 
@@ -139,19 +129,17 @@ class EscalationCollectionApi(APIView):
     def post(self, request: Request) -> Response:
         body = request.data
         if not isinstance(body, dict) or "request" not in body:
-            raise ApiError("Send {'request': …, 'meta': {…}}.", fields={"/request": ["Required."]})
+            message = "Send {'request': …, 'meta': {…}}."
+            raise InvalidInput(message, fields={"/request": ["Required."]})
         unknown = sorted(set(body) - set(BODY_KEYS))
         if unknown:
-            raise ApiError(
+            raise InvalidInput(
                 f"Unknown key(s): {', '.join(unknown)}.",
-                fields={f"/{key}": ["Unknown key."] for key in unknown},
+                fields={pointer(key): ["Unknown key."] for key in unknown},
             )
-        try:
-            escalation, created = services.escalation_create(
-                actor=request_actor(request), request=body["request"], meta=body.get("meta")
-            )
-        except InvalidInput as exc:
-            raise invalid(exc) from None
+        escalation, created = services.escalation_create(
+            actor=request_actor(request), request=body["request"], meta=body.get("meta")
+        )
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(created_answer(escalation), status=code)
 
@@ -205,21 +193,14 @@ class EscalationDecisionApi(APIView):
     )
     def post(self, request: Request, pk: str) -> Response:
         escalation = get_escalation_for_user(request.user, pk, write=True)
-        try:
-            outcome, reason, args = parse_decision(request.data)
-            result = services.escalation_decide(
-                escalation=escalation,
-                actor=request_actor(request),
-                outcome=outcome,
-                reason=reason,
-                args=args,
-            )
-        except InvalidInput as exc:
-            raise invalid(exc) from None
-        except services.DecisionConflict as exc:
-            raise conflict(exc) from None
-        except services.DecisionForbidden as exc:
-            raise forbidden(str(exc)) from None
+        outcome, reason, args = parse_decision(request.data)
+        result = services.escalation_decide(
+            escalation=escalation,
+            actor=request_actor(request),
+            outcome=outcome,
+            reason=reason,
+            args=args,
+        )
         decided = result.escalation
         return Response(
             {

@@ -10,7 +10,8 @@ from django import forms
 
 from approvals.models import EscalationStatus
 from approvals.selectors import HistoryFilters, day_span
-from console.parsers import DocumentRefused, ensure_storable, json_loads
+from console.errors import InvalidInput
+from console.parsers import ensure_storable, json_loads
 
 
 class HistoryFilterForm(forms.Form):
@@ -58,6 +59,6 @@ def parse_args_text(text: str | None) -> tuple[Any, dict[str, list[str]]]:
         return None, {
             "/args": [f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."]
         }
-    except DocumentRefused as exc:
+    except InvalidInput as exc:
         fields = exc.fields or {"": [exc.message]}
         return None, {f"/args{pointer}": messages for pointer, messages in fields.items()}

@@ -30,8 +30,8 @@ from approvals.models import Escalation
 from approvals.selectors import effective_status, get_escalation_for_agent
 from approvals.wire import status_answer
 from console.actors import AgentPrincipal, is_agent
-from console.api import error_body
 from console.auth import BearerTokenAuthentication
+from console.errors import Forbidden, InvalidInput, MethodNotAllowed, NotAuthenticated, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -54,28 +54,21 @@ def _released[**P, R](fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     return sync_to_async(run)
 
 
-def _error(status: int, code: str, message: str, fields: Any = None) -> JsonResponse:
-    response = JsonResponse(error_body(code, message, fields), status=status)
-    if status == 401:
-        response["WWW-Authenticate"] = "Bearer"
-    return response
-
-
-def _principal(request: HttpRequest) -> AgentPrincipal | JsonResponse:
+def _principal(request: HttpRequest) -> AgentPrincipal:
     header = request.headers.get("Authorization", "")
     parts = header.split()
     if len(parts) != 2 or parts[0] != "Bearer":
-        return _error(401, "not_authenticated", "Send 'Authorization: Bearer <agent token>'.")
+        raise NotAuthenticated("Send 'Authorization: Bearer <agent token>'.")
     try:
         principal, _token = BearerTokenAuthentication.authenticate_token(parts[1])
     except AuthenticationFailed as exc:
-        return _error(401, "not_authenticated", str(exc.detail))
+        raise NotAuthenticated(str(exc.detail)) from None
     if not is_agent(principal):
-        return _error(403, "forbidden", "This endpoint takes an agent token.")
+        raise Forbidden("This endpoint takes an agent token.")
     return principal
 
 
-def _wait_seconds(raw: str | None) -> float | JsonResponse:
+def _wait_seconds(raw: str | None) -> float:
     if raw in (None, ""):
         return 0.0
     try:
@@ -83,7 +76,7 @@ def _wait_seconds(raw: str | None) -> float | JsonResponse:
     except ValueError:
         wait = -1.0
     if not 0 <= wait < float("inf"):
-        return _error(400, "invalid", "Bad wait.", {"/wait": ["Seconds, a number >= 0."]})
+        raise InvalidInput("Bad wait.", fields={"/wait": ["Seconds, a number >= 0."]})
     return min(wait, float(settings.CONSOLE_LONGPOLL_MAX_SECONDS))
 
 
@@ -138,21 +131,17 @@ async def _unsubscribe(layer: Any, group: str, channel: str | None) -> None:
 
 async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
     if request.method != "GET":
-        return _error(405, "method_not_allowed", f"Method {request.method} not allowed.")
+        raise MethodNotAllowed(f"Method {request.method} not allowed.")
     remember_server_loop()
     principal = await _released(_principal)(request)
-    if isinstance(principal, JsonResponse):
-        return principal
     wait = _wait_seconds(request.GET.get("wait"))
-    if isinstance(wait, JsonResponse):
-        return wait
     try:
         escalation = await _released(get_escalation_for_agent)(principal.agent, pk)
     except Http404:
-        return _error(404, "not_found", "No such escalation.")
+        raise NotFound("No such escalation.") from None
     escalation = await escalation_wait(escalation, wait)
     if not await _released(_token_active)(principal):
-        return _error(401, "not_authenticated", "The token was revoked while this request waited.")
+        raise NotAuthenticated("The token was revoked while this request waited.")
     return JsonResponse(status_answer(escalation))
 
 
@@ -181,4 +170,3 @@ async def escalation_wait(escalation: Escalation, seconds: float) -> Escalation:
 # Shared with other async agent endpoints (agents.runtime_hooks).
 released = _released
 agent_principal = _principal
-error_response = _error

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from console.errors import pointer
+
 DIFF_MAX_CHANGES = 200
 
 
@@ -28,15 +30,11 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 def _walk(at: str, before: Any, after: Any, out: list[ArgumentChange]) -> None:
     if isinstance(before, dict) and isinstance(after, dict):
         # Sorted: PostgreSQL's jsonb keeps neither side's key order.
         for key in sorted({*before, *after}):
-            here = f"{at}/{_escape(str(key))}"
+            here = at + pointer(str(key))
             if key not in after:
                 out.append(ArgumentChange(here, "removed", _json(before[key]), ""))
             elif key not in before:

@@ -34,7 +34,8 @@ from django.conf import settings
 from agents.models import Agent, CustomAgent, Event, Hook
 from agents.selectors import approval_hooks_matching, find_custom_agent, hook_matches_tool
 from agents.validation import EXPIRES_MAX
-from approvals.validation import META_TEXT_LIMITS, InvalidInput, pointer
+from approvals.validation import META_TEXT_LIMITS
+from console.errors import InvalidInput, pointer
 
 ESCALATING_POINT = "pre_tool_call"
 HOOK_KEY_MAX_CHARS = META_TEXT_LIMITS["hook"]
@@ -86,7 +87,7 @@ def _checked_named_hook(
         )
     if problem is not None:
         raise InvalidInput(
-            "The escalating hook does not apply to this call.", {named.at: [problem]}
+            "The escalating hook does not apply to this call.", fields={named.at: [problem]}
         )
     assert hook is not None
     return hook
@@ -123,7 +124,7 @@ def approval_rule(
     if hook is None:
         raise InvalidInput(
             "No approval hook applies to this call.",
-            {
+            fields={
                 tool_at: [
                     f"No approval hook of {agent.slug} ({_scope_label(custom_agent)}) matches "
                     f"tool {tool_name!r}, and no hook that asked is named (meta.hook)."
@@ -141,12 +142,14 @@ def _named_hook(request: dict[str, Any], meta: dict[str, Any]) -> NamedHook | No
     if verdict_key is not None and (
         not isinstance(verdict_key, str) or len(verdict_key) > HOOK_KEY_MAX_CHARS
     ):
-        raise InvalidInput("The escalating hook is invalid.", {verdict_at: ["Must be a hook key."]})
+        raise InvalidInput(
+            "The escalating hook is invalid.", fields={verdict_at: ["Must be a hook key."]}
+        )
     meta_key = meta.get("hook")
     if meta_key is not None and verdict_key is not None and meta_key != verdict_key:
         raise InvalidInput(
             "The escalating hook is named twice, differently.",
-            {
+            fields={
                 pointer("meta", "hook"): [
                     f"Differs from request.verdict.approval.hook ({verdict_key!r})."
                 ]
@@ -171,19 +174,21 @@ def _tool_name(request: dict[str, Any], meta: dict[str, Any]) -> tuple[str, str]
         if not isinstance(called, str) or not called or len(called) > TOOL_NAME_MAX_CHARS:
             raise InvalidInput(
                 "The escalation names no tool.",
-                {at: [f"The tool's name: 1-{TOOL_NAME_MAX_CHARS} characters."]},
+                fields={at: [f"The tool's name: 1-{TOOL_NAME_MAX_CHARS} characters."]},
             )
         if claimed is not None and claimed != called:
             raise InvalidInput(
                 "The tool name differs from the tool call's.",
-                {pointer("meta", "tool_name"): [f"The request's tool call is {called!r}."]},
+                fields={pointer("meta", "tool_name"): [f"The request's tool call is {called!r}."]},
             )
         return called, at
     if isinstance(claimed, str) and claimed:
         return claimed, pointer("meta", "tool_name")
     raise InvalidInput(
         "The escalation names no tool.",
-        {pointer("meta", "tool_name"): ["Send the tool call in request.context (or its name)."]},
+        fields={
+            pointer("meta", "tool_name"): ["Send the tool call in request.context (or its name)."]
+        },
     )
 
 
@@ -194,7 +199,7 @@ def approval_rule_for_request(
     if request["interception_point"] != ESCALATING_POINT:
         raise InvalidInput(
             "Nothing escalates at this interception point.",
-            {
+            fields={
                 pointer("request", "interception_point"): [
                     "The console's hooks ask for approval only at pre_tool_call."
                 ]
@@ -206,7 +211,7 @@ def approval_rule_for_request(
         if custom_agent is None:
             raise InvalidInput(
                 "Unknown custom agent.",
-                {
+                fields={
                     pointer("meta", "custom_agent"): [
                         f"No custom agent {meta['custom_agent']!r} on agent {agent.slug}."
                     ]

@@ -31,15 +31,10 @@ from approvals.models import (
 from approvals.notifications import schedule_webhook
 from approvals.rules import approval_rule_for_request
 from approvals.selectors import reviewer_may_decide
-from approvals.validation import (
-    InvalidInput,
-    pointer,
-    validate_arguments,
-    validate_meta,
-    validate_request,
-)
+from approvals.validation import validate_arguments, validate_meta, validate_request
 from approvals.wire import REASON_EXPIRED
 from console.actors import Actor, actor_label, actor_user, is_agent
+from console.errors import Conflict, Forbidden, InvalidInput, pointer
 from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
 from console.roles import is_admin
@@ -52,14 +47,6 @@ DECIDED_ACTIONS: dict[str, GovernanceAction] = {
 }
 # A Slack member ID as the profile's "Copy member ID" gives it: U… (or W… on Enterprise Grid).
 SLACK_MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,31}")
-
-
-class DecisionConflict(Exception):
-    """The escalation is no longer open to this decision (409); nothing was changed."""
-
-
-class DecisionForbidden(Exception):
-    """This actor may not decide this escalation (403)."""
 
 
 @dataclass(frozen=True)
@@ -99,10 +86,10 @@ def escalation_create(
     The approval rule (how many approvals, how long) comes from the console's configuration
     for the requested tool, never from the request (approvals/rules.py)."""
     if not is_agent(actor):
-        raise DecisionForbidden("Only an agent token may open an escalation.")
+        raise Forbidden("Only an agent token may open an escalation.")
     fields = {**validate_request(request), **validate_meta(meta)}
     if fields:
-        raise InvalidInput("The escalation is invalid.", fields)
+        raise InvalidInput("The escalation is invalid.", fields=fields)
     meta = meta or {}
     agent: Agent = actor.agent
     identity = request["context_identity"]
@@ -161,11 +148,11 @@ def escalation_create(
 
 
 def _decider(escalation: Escalation, actor: Actor | None) -> User:
-    """The person deciding; DecisionForbidden for an agent, the system or a non-reviewer."""
+    """The person deciding; Forbidden for an agent, the system or a non-reviewer."""
     if is_agent(actor):
-        raise DecisionForbidden("Agents never decide escalations, not even their own.")
+        raise Forbidden("Agents never decide escalations, not even their own.")
     if actor is None or not reviewer_may_decide(actor, escalation.agent_id):
-        raise DecisionForbidden("You may not decide escalations of this agent.")
+        raise Forbidden("You may not decide escalations of this agent.")
     return actor
 
 
@@ -173,19 +160,19 @@ def _checked_arguments(escalation: Escalation, args: Any) -> dict[str, Any]:
     if escalation.interception_point != "pre_tool_call":
         raise InvalidInput(
             "Only a tool call's arguments can be edited.",
-            {pointer("args"): ["This escalation is not a pre_tool_call."]},
+            fields={pointer("args"): ["This escalation is not a pre_tool_call."]},
         )
     fields = validate_arguments(args, escalation.tool_schema)
     if fields:
-        raise InvalidInput("The edited arguments are invalid.", fields)
+        raise InvalidInput("The edited arguments are invalid.", fields=fields)
     return dict(args)
 
 
 def _conflict_if_closed(escalation: Escalation, now: datetime) -> None:
     if escalation.status != EscalationStatus.PENDING:
-        raise DecisionConflict(f"The escalation is already {escalation.status}.")
+        raise Conflict(f"The escalation is already {escalation.status}.")
     if escalation.expires_at <= now:
-        raise DecisionConflict("The escalation expired; no decision is accepted after expiry.")
+        raise Conflict("The escalation expired; no decision is accepted after expiry.")
 
 
 @transaction.atomic
@@ -202,11 +189,17 @@ def escalation_decide(
     reviewer = _decider(escalation, actor)
     reason = (reason or "").strip()
     if outcome not in VoteOutcome.values:
-        raise InvalidInput("The decision is invalid.", {"/outcome": ["Must be approve or reject."]})
+        raise InvalidInput(
+            "The decision is invalid.", fields={"/outcome": ["Must be approve or reject."]}
+        )
     if outcome == VoteOutcome.REJECT and not reason:
-        raise InvalidInput("A rejection needs a reason.", {"/reason": ["A reason is required."]})
+        raise InvalidInput(
+            "A rejection needs a reason.", fields={"/reason": ["A reason is required."]}
+        )
     if outcome == VoteOutcome.REJECT and args is not None:
-        raise InvalidInput("Only an approval carries arguments.", {"/args": ["Not on reject."]})
+        raise InvalidInput(
+            "Only an approval carries arguments.", fields={"/args": ["Not on reject."]}
+        )
     now = now or timezone.now()
     locked = (
         Escalation.objects.select_for_update(of=("self",))
@@ -216,16 +209,14 @@ def escalation_decide(
     _conflict_if_closed(locked, now)
     votes = list(locked.votes.values_list("reviewer_id", "outcome"))
     if any(reviewer_id == reviewer.pk for reviewer_id, _ in votes):
-        raise DecisionConflict("You already voted on this escalation.")
+        raise Conflict("You already voted on this escalation.")
     approvals = sum(1 for _, vote_outcome in votes if vote_outcome == VoteOutcome.APPROVE)
     current = locked.approved_arguments if locked.arguments_edited else locked.arguments
     proposal: dict[str, Any] | None = None
     if args is not None:
         proposal = _checked_arguments(locked, args)
         if approvals and proposal != current:
-            raise DecisionConflict(
-                "Other reviewers approved different arguments; approve those or reject."
-            )
+            raise Conflict("Other reviewers approved different arguments; approve those or reject.")
     edited = proposal is not None and proposal != locked.arguments
     vote = EscalationVote.objects.create(
         escalation=locked,
@@ -257,7 +248,7 @@ def escalation_decide(
             pk=locked.pk, status=EscalationStatus.PENDING, expires_at__gt=now
         ).update(**changes)
         if claimed == 0:
-            raise DecisionConflict("Someone else decided this escalation first.")
+            raise Conflict("Someone else decided this escalation first.")
         for field, value in changes.items():
             setattr(locked, field, value)
     _record_vote(locked, vote, actor, approvals + 1, final)
@@ -345,7 +336,7 @@ def escalation_expire_overdue(*, now: datetime | None = None) -> int:
 def escalation_cancel(*, escalation: Escalation, actor: Actor | None, reason: str) -> Escalation:
     """An admin withdraws a pending escalation; the agent gets a deny."""
     if not is_admin(actor):
-        raise DecisionForbidden("Only admins may cancel escalations.")
+        raise Forbidden("Only admins may cancel escalations.")
     now = timezone.now()
     claimed = Escalation.objects.filter(pk=escalation.pk, status=EscalationStatus.PENDING).update(
         status=EscalationStatus.CANCELLED,
@@ -355,7 +346,7 @@ def escalation_cancel(*, escalation: Escalation, actor: Actor | None, reason: st
         decision_reason=reason.strip(),
     )
     if claimed == 0:
-        raise DecisionConflict("Only a pending escalation can be cancelled.")
+        raise Conflict("Only a pending escalation can be cancelled.")
     escalation.refresh_from_db()
     governance_event_record(
         actor=actor,
@@ -424,7 +415,7 @@ def reviewer_scope_set(
 ) -> list[ReviewerScope]:
     """Restrict `user` to `agents` (an empty list lifts the restriction)."""
     if actor is not None and not is_admin(actor):
-        raise DecisionForbidden("Only admins may restrict reviewers.")
+        raise Forbidden("Only admins may restrict reviewers.")
     before = sorted(ReviewerScope.objects.filter(user=user).values_list("agent__slug", flat=True))
     ReviewerScope.objects.filter(user=user).delete()
     scopes = [ReviewerScope.objects.create(user=user, agent=agent) for agent in agents]
@@ -447,18 +438,18 @@ def slack_identity_set(
 ) -> SlackIdentity | None:
     """Link `user` to a Slack member ID (their Slack clicks then act as them); "" unlinks."""
     if actor is not None and not is_admin(actor):
-        raise DecisionForbidden("Only admins may link Slack accounts.")
+        raise Forbidden("Only admins may link Slack accounts.")
     wanted = slack_user_id.strip()
     at = pointer("slack_user_id")
     if wanted and not SLACK_MEMBER_ID.fullmatch(wanted):
         raise InvalidInput(
-            "Not a Slack member ID.", {at: ["A member ID looks like U012AB3CD (or W…)."]}
+            "Not a Slack member ID.", fields={at: ["A member ID looks like U012AB3CD (or W…)."]}
         )
     taken = SlackIdentity.objects.filter(slack_user_id=wanted).exclude(user=user).first()
     if wanted and taken is not None:
         raise InvalidInput(
             "That Slack member is linked to someone else.",
-            {at: [f"Already linked to {taken.user}."]},
+            fields={at: [f"Already linked to {taken.user}."]},
         )
     current = SlackIdentity.objects.filter(user=user).first()
     before = current.slack_user_id if current else ""

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from approvals.models import Escalation, EscalationStatus
+from console.errors import InvalidInput, NotAuthenticated
 
 VERSION = "v0"
 MAX_SKEW_SECONDS = 5 * 60
@@ -29,12 +30,14 @@ APPROVE, REJECT, OPEN = "escalation_approve", "escalation_reject", "escalation_o
 DECIDING_ACTIONS = {APPROVE: "approve", REJECT: "reject"}
 
 
-class SignatureRefused(Exception):
+def _refused(message: str) -> NotAuthenticated:
     """Unsigned, wrongly signed or stale: answered 401, nothing read from the body."""
+    return NotAuthenticated(message, headers={"WWW-Authenticate": 'Signature realm="slack"'})
 
 
-class PayloadInvalid(Exception):
+def payload_invalid(message: str) -> InvalidInput:
     """Signed by Slack but not an interaction this endpoint understands: 400."""
+    return InvalidInput(message, fields={"/payload": [message]})
 
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:
@@ -45,18 +48,18 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 def verify_request(
     *, secret: str, timestamp: str | None, sent: str | None, body: bytes, now: float | None = None
 ) -> None:
-    """Raise SignatureRefused unless Slack signed exactly this body within five minutes."""
+    """Raise NotAuthenticated unless Slack signed exactly this body within five minutes."""
     if not secret:
-        raise SignatureRefused("Slack interactivity is not configured on this console.")
+        raise _refused("Slack interactivity is not configured on this console.")
     if not timestamp or not sent:
-        raise SignatureRefused("The request is not signed.")
+        raise _refused("The request is not signed.")
     if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12):
-        raise SignatureRefused("The request timestamp is not a Unix time.")
+        raise _refused("The request timestamp is not a Unix time.")
     now = time.time() if now is None else now
     if abs(now - int(timestamp)) > MAX_SKEW_SECONDS:
-        raise SignatureRefused("The request is stale (more than five minutes from now).")
+        raise _refused("The request is stale (more than five minutes from now).")
     if not hmac.compare_digest(signature(secret, timestamp, body).encode(), sent.encode()):
-        raise SignatureRefused("The request signature does not match.")
+        raise _refused("The request signature does not match.")
 
 
 @dataclass(frozen=True)
@@ -78,20 +81,20 @@ def _text(value: Any) -> str:
 
 
 def parse_click(body: bytes) -> Click:
-    """The block_actions payload of a signed request; PayloadInvalid for anything else."""
+    """The block_actions payload of a signed request; InvalidInput for anything else."""
     try:
         fields = parse_qs(body.decode("utf-8"), strict_parsing=True)
         payload = json.loads(fields["payload"][0])
     except (UnicodeDecodeError, ValueError, KeyError):
-        raise PayloadInvalid("Expected a form body with a JSON `payload` field.") from None
+        raise payload_invalid("Expected a form body with a JSON `payload` field.") from None
     if not isinstance(payload, dict) or payload.get("type") != "block_actions":
-        raise PayloadInvalid("Only block_actions payloads (message buttons) are handled.")
+        raise payload_invalid("Only block_actions payloads (message buttons) are handled.")
     user = payload.get("user")
     actions = payload.get("actions")
     if not isinstance(user, dict) or not _text(user.get("id")):
-        raise PayloadInvalid("The payload names no Slack user.")
+        raise payload_invalid("The payload names no Slack user.")
     if not isinstance(actions, list) or not actions or not isinstance(actions[0], dict):
-        raise PayloadInvalid("The payload holds no action.")
+        raise payload_invalid("The payload holds no action.")
     action = actions[0]
     return Click(
         slack_user_id=_text(user.get("id")),

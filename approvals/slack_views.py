@@ -28,16 +28,14 @@ from approvals.notifications import schedule_slack_response
 from approvals.selectors import get_escalation_for_user
 from approvals.slack import (
     Click,
-    PayloadInvalid,
-    SignatureRefused,
     decided_label,
     decided_message,
     ephemeral,
     parse_click,
+    payload_invalid,
     verify_request,
 )
-from approvals.validation import InvalidInput
-from console.api import error_body
+from console.errors import Conflict, DomainError
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +51,7 @@ def _json(status: int, body: dict[str, Any], **headers: str) -> HttpResponse:
     )
 
 
-def _conflict(escalation: Any, exc: services.DecisionConflict) -> dict[str, Any]:
+def _conflict(escalation: Any, exc: Conflict) -> dict[str, Any]:
     escalation.refresh_from_db()
     still_open = escalation.status == EscalationStatus.PENDING
     if still_open and escalation.expires_at > timezone.now():
@@ -76,7 +74,7 @@ def answer_click(click: Click) -> dict[str, Any] | None:
     try:
         escalation = get_escalation_for_user(user, UUID(click.escalation_id), write=True)
     except ValueError:
-        raise PayloadInvalid("The button's value is not an escalation id.") from None
+        raise payload_invalid("The button's value is not an escalation id.") from None
     except Http404:
         return ephemeral(f"Nothing decided: {user.username} may not decide this escalation.")
     reason = f"Rejected from Slack by {user.username}" if click.outcome == "reject" else ""
@@ -84,9 +82,9 @@ def answer_click(click: Click) -> dict[str, Any] | None:
         result = services.escalation_decide(
             escalation=escalation, actor=user, outcome=click.outcome, reason=reason
         )
-    except services.DecisionConflict as exc:
+    except Conflict as exc:
         return _conflict(escalation, exc)
-    except (services.DecisionForbidden, InvalidInput) as exc:
+    except DomainError as exc:  # forbidden or invalid: said to the clicker alone
         return ephemeral(f"Nothing decided: {exc}")
     if result.final:
         return decided_message(result.escalation)
@@ -98,20 +96,14 @@ def answer_click(click: Click) -> dict[str, Any] | None:
 @require_POST
 def slack_interactions(request: HttpRequest) -> HttpResponse:
     body = request.body
-    try:
-        verify_request(
-            secret=settings.CONSOLE_SLACK_SIGNING_SECRET,
-            timestamp=request.headers.get("X-Slack-Request-Timestamp"),
-            sent=request.headers.get("X-Slack-Signature"),
-            body=body,
-        )
-        click = parse_click(body)
-        message = answer_click(click)
-    except SignatureRefused as exc:
-        refused = error_body("not_authenticated", str(exc))
-        return _json(401, refused, **{"WWW-Authenticate": 'Signature realm="slack"'})
-    except PayloadInvalid as exc:
-        return _json(400, error_body("invalid", str(exc), {"/payload": [str(exc)]}))
+    verify_request(
+        secret=settings.CONSOLE_SLACK_SIGNING_SECRET,
+        timestamp=request.headers.get("X-Slack-Request-Timestamp"),
+        sent=request.headers.get("X-Slack-Signature"),
+        body=body,
+    )
+    click = parse_click(body)
+    message = answer_click(click)
     if message is None:
         return HttpResponse(status=200)
     schedule_slack_response(click.response_url, message)

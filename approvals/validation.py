@@ -20,6 +20,8 @@ from jsonschema.validators import validator_for
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 
+from console.errors import InvalidInput, pointer
+
 SCHEMA_DIR = Path(agent_hooks.__file__).parent / "schema"
 META_KEYS = (
     "custom_agent", "hook", "tool_name", "session_id", "turn", "transcript", "tool_schema",
@@ -40,19 +42,6 @@ COUNT_MAX = 2**31 - 1  # turn and revision columns
 DECISION_KEYS = ("outcome", "reason", "args")
 REASON_MAX_CHARS = 2000
 MAX_ERRORS = 20
-
-
-class InvalidInput(Exception):
-    """A request the console refuses (400), with errors keyed by JSON pointer."""
-
-    def __init__(self, message: str, fields: dict[str, list[str]]) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields = fields
-
-
-def pointer(*parts: str | int) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 @functools.cache
@@ -199,7 +188,7 @@ def validate_arguments(args: Any, tool_schema: dict[str, Any] | None) -> dict[st
 def parse_decision(body: Any) -> tuple[str, str, Any]:
     """(outcome, reason, args or None) from a decision body; raise InvalidInput on errors."""
     if not isinstance(body, dict):
-        raise InvalidInput("The body must be a JSON object.", {"": ["Must be an object."]})
+        raise InvalidInput("The body must be a JSON object.", fields={"": ["Must be an object."]})
     fields: dict[str, list[str]] = {}
     unknown = sorted(set(body) - set(DECISION_KEYS))
     for key in unknown:
@@ -216,5 +205,5 @@ def parse_decision(body: Any) -> tuple[str, str, Any]:
     elif len(reason) > REASON_MAX_CHARS:
         fields[pointer("reason")] = [f"Must be at most {REASON_MAX_CHARS} characters."]
     if fields:
-        raise InvalidInput("The decision is invalid.", fields)
+        raise InvalidInput("The decision is invalid.", fields=fields)
     return str(outcome), reason.strip(), body.get("args")

@@ -14,7 +14,6 @@ from typing import Any
 from uuid import UUID
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -39,8 +38,8 @@ from approvals.selectors import (
     pending_for,
     pending_row,
 )
-from approvals.validation import InvalidInput
 from console.actors import request_actor
+from console.errors import Conflict, DomainError, InvalidInput
 from console.roles import Role
 from console.web import HtmxHttpRequest, role_required
 
@@ -158,10 +157,8 @@ def decide(request: HtmxHttpRequest, pk: UUID) -> HttpResponse:
             )
         except InvalidInput as exc:
             errors = exc.fields
-        except services.DecisionConflict as exc:
+        except Conflict as exc:
             return _answer(request, pk, "error", str(exc))
-        except services.DecisionForbidden as exc:
-            raise PermissionDenied(str(exc)) from None
     if errors:
         text = "; ".join(f"{at or 'body'}: {' '.join(msgs)}" for at, msgs in errors.items())
         typed = {"reason": reason, "args_text": request.POST.get("args")}
@@ -202,7 +199,7 @@ def bulk_decide(request: HtmxHttpRequest) -> HttpResponse:
                     reason=reason,
                 )
                 done += 1
-            except (InvalidInput, services.DecisionConflict, services.DecisionForbidden) as exc:
+            except DomainError as exc:
                 refused.append(str(exc))
             except Http404:
                 refused.append("An escalation is not visible to you.")
@@ -243,10 +240,8 @@ def _decide_from_link(request: HtmxHttpRequest, escalation: Escalation) -> None:
         )
     except InvalidInput as exc:
         messages.error(request, " ".join(m for msgs in exc.fields.values() for m in msgs))
-    except services.DecisionConflict as exc:
+    except Conflict as exc:
         messages.error(request, f"Nothing decided: {exc}")
-    except services.DecisionForbidden as exc:
-        raise PermissionDenied(str(exc)) from None
     else:
         done = result.escalation
         text = done.status if result.final else "your approval counted"

@@ -32,7 +32,7 @@ from rest_framework.views import APIView
 from agents.auth import principal_agent
 from audit import export, services
 from audit.dead_letters import report_rows
-from audit.ingest import BatchInvalid, batch_rows, body_needs_string_check
+from audit.ingest import batch_rows, body_needs_string_check
 from audit.openapi import (
     DEAD_LETTER_REPORTS,
     RECORD_BATCH,
@@ -43,7 +43,6 @@ from audit.openapi import (
 )
 from audit.selectors import (
     RECORD_FILTERS,
-    FilterError,
     clean_filters,
     describe_filters,
     parse_limit,
@@ -52,10 +51,10 @@ from audit.selectors import (
     records_page,
 )
 from console.actors import request_actor
-from console.api import ApiError
 from console.auth import IsAgent, IsAuditor
+from console.errors import InvalidInput, Unavailable, UnsupportedMediaType, pointer
 from console.openapi import errors
-from console.parsers import DocumentRefused, ensure_storable, json_loads
+from console.parsers import ensure_storable, json_loads
 
 RETRY_AFTER_SECONDS = 5
 FILTER_PARAMS = [OpenApiParameter(name, str) for name in RECORD_FILTERS]
@@ -78,30 +77,19 @@ def _parse_json(raw: bytes) -> Any:
     try:
         # Text is checked with the batch (every bad string named); numbers here.
         return ensure_storable(json_loads(raw), check_text=False)
-    except DocumentRefused as exc:
-        raise ApiError(exc.message, fields=exc.fields) from None
     except ValueError as exc:
-        raise ApiError(f"Malformed JSON: {exc}", code="malformed") from None
-
-
-def _bad_filter(exc: FilterError) -> ApiError:
-    return ApiError(
-        f"Bad filter {exc.name!r}: {exc.message}", fields={f"/{exc.name}": [exc.message]}
-    )
+        raise InvalidInput(f"Malformed JSON: {exc}", code="malformed") from None
 
 
 def _filtered(request: Request, extra: tuple[str, ...]) -> Any:
     unknown = sorted(set(request.query_params) - set(RECORD_FILTERS) - set(extra))
     if unknown:
         allowed = ", ".join((*RECORD_FILTERS, *extra))
-        raise ApiError(
+        raise InvalidInput(
             f"Unknown filter {unknown[0]!r}; use: {allowed}.",
-            fields={f"/{name}": ["Unknown filter."] for name in unknown},
+            fields={pointer(name): ["Unknown filter."] for name in unknown},
         )
-    try:
-        return records_filter(request.query_params, user=request.user)
-    except FilterError as exc:
-        raise _bad_filter(exc) from None
+    return records_filter(request.query_params, user=request.user)
 
 
 class _RecordsView(APIView):
@@ -111,15 +99,10 @@ class _RecordsView(APIView):
         # Includes failures inside token authentication: no 2xx, no 500, for a down DB.
         if isinstance(
             exc,
-            OperationalError
-            | InterfaceError
-            | psycopg.OperationalError
-            | services.RecordStoreUnavailable,
+            OperationalError | InterfaceError | psycopg.OperationalError | Unavailable,
         ):
-            exc = ApiError(
+            exc = Unavailable(
                 "The record store is unavailable right now; nothing was stored. Retry later.",
-                code="unavailable",
-                status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
             )
         return super().handle_exception(exc)
@@ -137,17 +120,9 @@ class RecordsApi(_RecordsView):
     )
     def post(self, request: Request) -> Response:
         if not (request.content_type or "").startswith("application/json"):
-            raise ApiError(
-                "Send the batch as application/json.",
-                code="unsupported_media_type",
-                status_code=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
-            )
+            raise UnsupportedMediaType("Send the batch as application/json.")
         raw: bytes = request.body
-        body = _parse_json(raw)
-        try:
-            rows = batch_rows(body, check_strings=body_needs_string_check(raw))
-        except BatchInvalid as exc:
-            raise ApiError(exc.message, fields=exc.fields) from None
+        rows = batch_rows(_parse_json(raw), check_strings=body_needs_string_check(raw))
         agent = principal_agent(request.user)
         result = services.records_ingest(actor=request_actor(request), agent=agent, rows=rows)
         return Response(
@@ -165,11 +140,8 @@ class RecordsApi(_RecordsView):
     )
     def get(self, request: Request) -> Response:
         qs = _filtered(request, ("cursor", "limit"))
-        try:
-            limit = parse_limit(request.query_params.get("limit"))
-            page = records_page(qs, request.query_params.get("cursor"), limit)
-        except FilterError as exc:
-            raise _bad_filter(exc) from None
+        limit = parse_limit(request.query_params.get("limit"))
+        page = records_page(qs, request.query_params.get("cursor"), limit)
         next_url = None
         if page.next_cursor:
             query = {**clean_filters(request.query_params), "limit": limit}
@@ -190,15 +162,8 @@ class RecordDeadLettersApi(_RecordsView):
     )
     def post(self, request: Request) -> Response:
         if not (request.content_type or "").startswith("application/json"):
-            raise ApiError(
-                "Send the reports as application/json.",
-                code="unsupported_media_type",
-                status_code=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
-            )
-        try:
-            reports = report_rows(_parse_json(request.body))
-        except BatchInvalid as exc:
-            raise ApiError(exc.message, fields=exc.fields) from None
+            raise UnsupportedMediaType("Send the reports as application/json.")
+        reports = report_rows(_parse_json(request.body))
         agent = principal_agent(request.user)
         result = services.dead_letters_report(
             actor=request_actor(request), agent=agent, reports=reports
@@ -248,7 +213,7 @@ class RecordsExportApi(_RecordsView):
         fmt = request.query_params.get("format") or "csv"
         if fmt not in export.FORMATS:
             message = f"{fmt!r} is not one of: {', '.join(export.FORMATS)}."
-            raise ApiError(f"Bad filter 'format': {message}", fields={"/format": [message]})
+            raise InvalidInput(f"Bad filter 'format': {message}", fields={"/format": [message]})
         qs = _filtered(request, ("format",))
         filters = clean_filters(request.query_params)
         # Compiled before anything is written or sent: a bad value fails here, not mid-stream.

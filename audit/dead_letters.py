@@ -19,7 +19,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from audit.ingest import MAX_BATCH, BatchInvalid, parse_timestamp
+from audit.ingest import MAX_BATCH
+from audit.record_rows import parse_timestamp
+from console.errors import InvalidInput, pointer
 
 MAX_REPORTS = 100
 BATCH_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -68,16 +70,15 @@ def _report_errors(report: Any) -> dict[str, str]:
 
 
 def _pointer(index: int, key: str) -> str:
-    name = key[:64].replace("~", "~0").replace("/", "~1")
-    return f"/{index}/{name}" if key else f"/{index}"
+    return pointer(index, key[:64]) if key else pointer(index)
 
 
 def report_rows(body: Any) -> list[DeadLetterRow]:
-    """The validated reports, or BatchInvalid naming each bad field by JSON pointer."""
+    """The validated reports, or InvalidInput naming each bad field by JSON pointer."""
     if not isinstance(body, list) or not 1 <= len(body) <= MAX_REPORTS:
-        raise BatchInvalid(
+        raise InvalidInput(
             f"The body must be a JSON array of 1 to {MAX_REPORTS} dead-letter reports.",
-            {"": [f"Send 1 to {MAX_REPORTS} reports."]},
+            fields={"": [f"Send 1 to {MAX_REPORTS} reports."]},
         )
     fields: dict[str, list[str]] = {}
     rows: list[DeadLetterRow] = []
@@ -98,5 +99,7 @@ def report_rows(body: Any) -> list[DeadLetterRow]:
             )
     if fields:
         first = next(iter(fields))
-        raise BatchInvalid(f"Invalid at {first}: {fields[first][0]} Nothing was stored.", fields)
+        raise InvalidInput(
+            f"Invalid at {first}: {fields[first][0]} Nothing was stored.", fields=fields
+        )
     return rows

@@ -1,7 +1,7 @@
 """Realistic, payload-free interception records for demos, screenshots and page tests.
 
 `record_item` builds one `{"record", "meta"}` ingest item whose wire passes the SDK schema
-and, through the real derivation in `audit.ingest.record_outcome`, lands on the outcome
+and, through the real derivation in `audit.record_rows.record_outcome`, lands on the outcome
 asked for. `store_items` sends items through the real ingest path (validation, then
 `audit.services.records_ingest`). `demo_session_items` writes one whole hooks session as
 an SRE agent produces it: agent_startup … agent_shutdown, tool calls, hook blocks,

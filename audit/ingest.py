@@ -1,4 +1,5 @@
-"""Record ingest, the pure part: validate a posted batch and derive the stored columns.
+"""Record ingest, the pure part: validate a posted batch, then derive each item's stored
+columns (`audit.record_rows`).
 
 Each item is `{"record": <InterceptionRecord wire>, "meta": {...}}`. `record` must pass the
 SDK's own `interception-record.schema.json` (loaded from the installed `agent_hooks`
@@ -27,7 +28,6 @@ offending value (it may be a 200 KB string or a password).
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import functools
 import json
 from collections.abc import Iterator
@@ -39,7 +39,8 @@ import jsonschema
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-from audit.models import Outcome
+from audit.record_rows import HOST_ERROR_PREFIX, RecordRow, parse_timestamp, row_from_item
+from console.errors import InvalidInput, pointer
 
 MAX_BATCH = 1000
 SCHEMA_DIR = Path(agent_hooks.__file__).parent / "schema"
@@ -49,10 +50,6 @@ ITEM_KEYS = frozenset({"record", "meta"})
 BIGINT_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 # Reasons the console's resolver (console_client.resolver) puts on a rejecting verdict.
-REJECTED_REASONS = frozenset({"reviewer_rejected", "approval_cancelled"})
-EXPIRED_REASONS = frozenset({"approval_expired"})
-HOST_ERROR_PREFIX = "host_error:"
-MAX_UTC_OFFSET = dt.timedelta(hours=14)
 
 # Bounds of the record wire (characters; arrays in items). The SDK bounds none of these
 # except the messages (256 UTF-8 bytes, then "…": at most 257 characters) and the evidence
@@ -165,33 +162,13 @@ CONSOLE_RECORD_RULES: dict[str, Any] = {
 }
 
 
-class BatchInvalid(Exception):
-    """The batch is refused; `fields` maps JSON pointers (`/3/record/verdict`) to messages."""
-
-    def __init__(self, message: str, fields: dict[str, list[str]]) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields = fields
-
-
-# One record's stored columns by column name: the keys are exactly
-# `audit.record_fields.INGEST_COLUMNS`, in that order (agent and received_at are added by
-# the caller). A dict, because ingest builds one per record on its hot path.
-RecordRow = dict[str, Any]
-
-
-def row_key(row: RecordRow) -> tuple[str, int]:
-    """The row's idempotency key within its agent: (session_id, sequence)."""
-    return (row["session_id"], row["sequence"])
-
-
 def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _pointer(parts: Any) -> str:
     # A member name longer than any the record allows is cut: the answer stays small.
-    return "".join("/" + _short(str(p), 256).replace("~", "~0").replace("/", "~1") for p in parts)
+    return pointer(*(_short(str(part), 256) for part in parts))
 
 
 @functools.cache
@@ -346,68 +323,6 @@ def body_needs_string_check(body: bytes) -> bool:
     return b"\\u0000" in body or b"\\ud" in body or b"\\uD" in body
 
 
-def record_outcome(record: dict[str, Any]) -> str:
-    """What happened, in the order that decides it:
-
-    1. `verdict.reason` starts with `host_error:` → host_error (the host failed closed);
-    2. `resolved_by == "approval"` → approved (a reviewer lifted a liftable deny);
-    3. `resolved_by == "rejection"`, or a resolver reason: `approval_expired` → expired,
-       otherwise (`reviewer_rejected`, `approval_cancelled`, any other) → rejected;
-    4. by `verdict.decision`: deny → denied, transform → transformed,
-       allow with `verdict.warnings` → warned, allow → allowed.
-    In evaluate_only mode the same outcome is what the policy *would* have done.
-    """
-    verdict = record["verdict"]
-    reason = verdict.get("reason") or ""
-    resolved_by = record.get("resolved_by") or ""
-    if reason.startswith("host_error:"):
-        return Outcome.HOST_ERROR.value
-    if resolved_by == "approval":
-        return Outcome.APPROVED.value
-    if resolved_by == "rejection" or reason in REJECTED_REASONS or reason in EXPIRED_REASONS:
-        return (Outcome.EXPIRED if reason in EXPIRED_REASONS else Outcome.REJECTED).value
-    decision = verdict["decision"]
-    if decision == "deny":
-        return Outcome.DENIED.value
-    if decision == "transform":
-        return Outcome.TRANSFORMED.value
-    return (Outcome.WARNED if verdict.get("warnings") else Outcome.ALLOWED).value
-
-
-def _decided_hook(record: dict[str, Any], verdicts: list[dict[str, Any]], reason: str) -> str:
-    decided_by = record.get("decided_by")
-    for summary in verdicts:
-        if decided_by is not None and summary.get("index") == decided_by:
-            return str(summary.get("name") or "")
-        if decided_by is None and reason.startswith("host_error:"):
-            if str(summary.get("reason") or "").startswith("host_error:"):
-                return str(summary.get("name") or "")
-    return ""
-
-
-def parse_timestamp(raw: Any) -> dt.datetime | None | str:
-    """The instant in UTC, None when absent, or an error message. Offsets are at most ±14:00
-    (RFC 3339 in practice; PostgreSQL refuses larger ones) and the instant must fall in years
-    1-9999 in UTC, or the stored row could not be read back."""
-    if raw is None:
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(raw)
-    except ValueError:
-        return "is not an RFC 3339 timestamp."
-    offset = parsed.utcoffset()
-    if offset is None:
-        return "has no UTC offset."
-    if not offset:
-        return parsed  # already UTC (what the SDK writes): the hot path
-    if abs(offset) > MAX_UTC_OFFSET:
-        return "has a UTC offset beyond ±14:00."
-    try:
-        return parsed.astimezone(dt.UTC)
-    except OverflowError:
-        return "is outside the years 1 to 9999 in UTC."
-
-
 def _meta_errors(meta: Any) -> list[tuple[str, str]]:
     if meta is None:
         return []
@@ -429,39 +344,6 @@ def _meta_errors(meta: Any) -> list[tuple[str, str]]:
         else:
             errors += [(_pointer([key]), message) for _p, message in _bad_strings(value, [])]
     return errors
-
-
-def row_from_item(record: dict[str, Any], meta: dict[str, Any] | None) -> RecordRow:
-    """Stored columns of one valid item (call after `batch_rows` checked it)."""
-    meta = meta or {}
-    verdict = record["verdict"]
-    reason = verdict.get("reason") or ""
-    verdicts = record.get("verdicts") or []
-    hook_ids = list(dict.fromkeys(str(v["name"]) for v in verdicts if v.get("name")))
-    timestamp = parse_timestamp(record.get("timestamp"))
-    revision = meta.get("revision")
-    return {
-        "timestamp": timestamp if isinstance(timestamp, dt.datetime) else None,
-        "custom_agent": meta.get("custom_agent") or "",
-        "session_id": record["session_id"],
-        "sequence": int(record["sequence"]),
-        "interception_point": record["interception_point"],
-        "mode": record["mode"],
-        "decision": verdict["decision"],
-        "outcome": record_outcome(record),
-        "reason": reason,
-        "resolved_by": record.get("resolved_by") or "",
-        "decided_by": None if record.get("decided_by") is None else int(record["decided_by"]),
-        "decided_hook": _decided_hook(record, verdicts, reason),
-        "fold_truncated": record.get("fold_truncated"),
-        "input_identity": record.get("input_identity") or "",
-        "enforced_identity": record.get("enforced_identity") or "",
-        "hook_ids": hook_ids,
-        "tool_name": meta.get("tool_name") or "",
-        "framework": meta.get("framework") or "",
-        "revision": "" if revision is None else str(revision),
-        "raw": record,
-    }
 
 
 def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, str]]:
@@ -489,17 +371,17 @@ def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, 
 
 
 def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
-    """Validate a whole posted batch; BatchInvalid (naming item and field) or the rows.
+    """Validate a whole posted batch; InvalidInput (naming item and field) or the rows.
     `check_strings=False` skips the NUL/surrogate walk (see body_needs_string_check)."""
     if not isinstance(body, list):
-        raise BatchInvalid(
+        raise InvalidInput(
             "The body must be a JSON array of {record, meta} items.",
-            {"": ["Expected a JSON array."]},
+            fields={"": ["Expected a JSON array."]},
         )
     if not 1 <= len(body) <= MAX_BATCH:
-        raise BatchInvalid(
+        raise InvalidInput(
             f"A batch holds 1 to {MAX_BATCH} items; this one has {len(body)}.",
-            {"": [f"Send 1 to {MAX_BATCH} items per request."]},
+            fields={"": [f"Send 1 to {MAX_BATCH} items per request."]},
         )
     fields: dict[str, list[str]] = {}
     rows: list[RecordRow] = []
@@ -515,9 +397,9 @@ def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
             rows.append(row_from_item(item["record"], item.get("meta")))
     if fields:
         first = next(iter(fields))
-        raise BatchInvalid(
+        raise InvalidInput(
             f"Item {first.split('/')[1]} is invalid at {first}: {fields[first][0]} "
             "Nothing of this batch was stored.",
-            fields,
+            fields=fields,
         )
     return rows

@@ -21,9 +21,6 @@ from django.db.models import Lookup
 
 from agents.models import Mode
 
-# re-export for branches in flight; the coordinator removes it
-from console.governance.models import GovernanceEvent as GovernanceEvent
-
 GENESIS_HASH = "0" * 64
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ lists once, at import time, so ingest does no per-record work for them):
 - `EXPORT_COLUMNS`, `TEXT_COLUMNS` and the projection of `audit.export` (search API
   items, CSV and JSON Lines, the COPY select);
 - `INGEST_COLUMNS`: the columns ingest derives from a posted item, i.e. the keys of
-  `audit.ingest.RecordRow` and the column lists of the COPY and the INSERT of
+  `audit.record_rows.RecordRow` and the column lists of the COPY and the INSERT of
   `audit.services`;
 - the OpenAPI `RecordSerializer` of `audit.openapi`.
 
@@ -47,7 +47,7 @@ class RecordField:
 
     `column` is the attribute stored on InterceptionRecord (None for a joined field) and
     `source` the ORM lookup that reads the field (the column unless joined). `ingested`
-    fields are derived from the posted item by `audit.ingest.row_from_item`; the others
+    fields are derived from the posted item by `audit.record_rows.row_from_item`; the others
     are set by the database (id), the caller (agent, received_at) or sealing (chain_*).
     """
 

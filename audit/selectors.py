@@ -6,8 +6,8 @@ filter means the same thing everywhere. Typical use in a view:
     try:
         qs = records_filter(request.GET, user=request.user)
         page = records_page(qs, request.GET.get("cursor"), limit=50)
-    except FilterError as exc:          # exc.name is the bad filter, exc.message says why
-        ...show a 400 / form error naming exc.name...
+    except InvalidInput as exc:         # exc.fields names the bad filter: {"/since": [why]}
+        ...show a 400 / form error naming it...
     page.items         # list[InterceptionRecord], newest first, `seal` already joined
     page.next_cursor   # str to pass back as ?cursor=…, or None on the last page
 
@@ -42,6 +42,7 @@ from audit.models import (
     Outcome,
     RecordExport,
 )
+from console.errors import InvalidInput, pointer
 from console.governance.models import GovernanceEvent
 from console.roles import is_auditor
 
@@ -76,13 +77,9 @@ _MAX_FILTER_LENGTH = 200
 MAX_ID = 2**63 - 1  # ids are bigint
 
 
-class FilterError(ValueError):
-    """A filter (or cursor/limit) value is not acceptable. `name` is the parameter."""
-
-    def __init__(self, name: str, message: str) -> None:
-        super().__init__(f"{name}: {message}")
-        self.name = name
-        self.message = message
+def filter_error(name: str, message: str) -> InvalidInput:
+    """A filter (or cursor/limit) value is not acceptable: the error naming parameter `name`."""
+    return InvalidInput(f"Bad filter {name!r}: {message}", fields={pointer(name): [message]})
 
 
 @dataclass(frozen=True)
@@ -101,7 +98,7 @@ def records_visible_to(user: Any) -> QuerySet[InterceptionRecord]:
 
 def parse_instant(name: str, raw: str) -> dt.datetime:
     """ISO 8601 datetime (or a bare date = midnight UTC) as an aware UTC datetime, or
-    FilterError naming `name`. Naive datetimes are taken as UTC. The one parser of the
+    InvalidInput naming `name`. Naive datetimes are taken as UTC. The one parser of the
     since/until filters of records and governance events (API, export and pages)."""
     value = raw.strip()
     parsed: dt.datetime | None
@@ -115,7 +112,7 @@ def parse_instant(name: str, raw: str) -> dt.datetime:
         except ValueError:
             day = None
         if day is None:
-            raise FilterError(name, f"{raw!r} is not an ISO 8601 date or datetime.")
+            raise filter_error(name, f"{raw!r} is not an ISO 8601 date or datetime.")
         parsed = dt.datetime.combine(day, dt.time.min)
     if timezone.is_naive(parsed):
         parsed = parsed.replace(tzinfo=dt.UTC)
@@ -123,18 +120,18 @@ def parse_instant(name: str, raw: str) -> dt.datetime:
 
 
 def _as_utc(name: str, raw: str, value: dt.datetime) -> dt.datetime:
-    """`value` in UTC, or FilterError when that falls outside years 1-9999 (e.g.
+    """`value` in UTC, or InvalidInput when that falls outside years 1-9999 (e.g.
     0001-01-01T00:00:00+14:00): Python cannot represent it, so neither can a query."""
     try:
         return value.astimezone(dt.UTC)
     except OverflowError:
-        raise FilterError(name, f"{raw!r} is out of range (years 1-9999 in UTC).") from None
+        raise filter_error(name, f"{raw!r} is out of range (years 1-9999 in UTC).") from None
 
 
 def _choice(name: str, value: str) -> str:
     allowed = [key for key, _label in FILTER_CHOICES[name]]
     if value not in allowed:
-        raise FilterError(name, f"{value!r} is not one of: {', '.join(allowed)}.")
+        raise filter_error(name, f"{value!r} is not one of: {', '.join(allowed)}.")
     return value
 
 
@@ -163,12 +160,12 @@ def describe_filters(params: Mapping[str, Any], names: tuple[str, ...] = RECORD_
 def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[InterceptionRecord]:
     """Records `user` may read that match the filters in `params`, newest first
     (ordered by -timestamp, -id, the keyset order `records_page` expects), with `agent`
-    and `seal` joined. Raises FilterError naming the first bad filter value."""
+    and `seal` joined. Raises InvalidInput naming the first bad filter value."""
     filters = clean_filters(params)
     qs = records_visible_to(user).select_related("agent", "seal")
     for name, value in filters.items():
         if len(value) > _MAX_FILTER_LENGTH:
-            raise FilterError(name, f"longer than {_MAX_FILTER_LENGTH} characters.")
+            raise filter_error(name, f"longer than {_MAX_FILTER_LENGTH} characters.")
     if "agent" in filters:
         qs = qs.filter(agent__slug=filters["agent"])
     for name in ("custom_agent", "session_id", "tool_name"):
@@ -184,7 +181,7 @@ def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[Intercep
     since = parse_instant("since", filters["since"]) if "since" in filters else None
     until = parse_instant("until", filters["until"]) if "until" in filters else None
     if since is not None and until is not None and until <= since:
-        raise FilterError("until", "must be later than since.")
+        raise filter_error("until", "must be later than since.")
     if since is not None:
         qs = qs.filter(timestamp__gte=since)
     if until is not None:
@@ -193,15 +190,15 @@ def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[Intercep
 
 
 def parse_limit(raw: Any, *, default: int = DEFAULT_PAGE_SIZE, maximum: int = MAX_PAGE_SIZE) -> int:
-    """`limit` query parameter: 1..maximum, or FilterError("limit", …)."""
+    """`limit` query parameter: 1..maximum, or filter_error("limit", …)."""
     if raw is None or str(raw).strip() == "":
         return default
     try:
         value = int(str(raw))
     except ValueError:
-        raise FilterError("limit", f"{raw!r} is not an integer.") from None
+        raise filter_error("limit", f"{raw!r} is not an integer.") from None
     if not 1 <= value <= maximum:
-        raise FilterError("limit", f"must be between 1 and {maximum}.")
+        raise filter_error("limit", f"must be between 1 and {maximum}.")
     return value
 
 
@@ -211,8 +208,8 @@ def encode_cursor(at: dt.datetime, pk: int) -> str:
 
 
 def decode_cursor(cursor: str) -> tuple[dt.datetime, int]:
-    """Inverse of encode_cursor; FilterError("cursor", …) on anything else."""
-    forged = FilterError("cursor", "is not a cursor this server issued.")
+    """Inverse of encode_cursor; filter_error("cursor", …) on anything else."""
+    forged = filter_error("cursor", "is not a cursor this server issued.")
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         at_raw, pk_raw = base64.urlsafe_b64decode(padded.encode()).decode().split("|")
@@ -327,12 +324,12 @@ def governance_events_filter(params: Mapping[str, Any], *, user: Any) -> QuerySe
     """Governance events matching `params`, newest first (-at, -id; page them with
     `governance_events_page`). Filters: action (exact, or a prefix ending in '.' such as
     `records.`), actor (actor label, exact), agent (slug), q (summary text), since, until.
-    Raises FilterError naming a bad value."""
+    Raises InvalidInput naming a bad value."""
     filters = clean_filters(params, GOVERNANCE_FILTERS)
     qs = governance_events_visible_to(user)
     for name, value in filters.items():
         if len(value) > _MAX_FILTER_LENGTH:
-            raise FilterError(name, f"longer than {_MAX_FILTER_LENGTH} characters.")
+            raise filter_error(name, f"longer than {_MAX_FILTER_LENGTH} characters.")
     if "action" in filters:
         action = filters["action"]
         qs = (

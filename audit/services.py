@@ -22,7 +22,6 @@ from django.utils import timezone
 from agents.models import Agent
 from audit.chain import chain_schedule_seal
 from audit.dead_letters import DeadLetterRow
-from audit.ingest import RecordRow, row_key
 from audit.models import (
     ChainHead,
     DeadLetterReport,
@@ -32,10 +31,10 @@ from audit.models import (
     RecordSealPending,
 )
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
+from audit.record_rows import RecordRow, row_key
 from console.actors import Actor, actor_label, actor_user
+from console.errors import Unavailable
 from console.governance.actions import GovernanceAction
-
-# Used here, and a re-export for branches in flight; the coordinator removes the re-export.
 from console.governance.services import governance_event_record
 
 
@@ -43,10 +42,6 @@ from console.governance.services import governance_event_record
 class IngestResult:
     accepted: int
     duplicates: int
-
-
-class RecordStoreUnavailable(Exception):
-    """The database could not store the batch (down, locked, overloaded): nothing stored."""
 
 
 # PostgreSQL element type of each kind of ingested column in the column arrays of the
@@ -207,8 +202,8 @@ def _store_portable(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> in
 def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) -> IngestResult:
     """Store a validated batch for `agent` (always the token's agent, never the body's),
     all or nothing; duplicates of (agent, session_id, sequence) are counted, not stored.
-    Returns after commit. Sealing is scheduled on commit. Raises RecordStoreUnavailable
-    when the database can't take the batch (the caller answers 503)."""
+    Returns after commit. Sealing is scheduled on commit. Raises Unavailable
+    when the database can't take the batch (down, locked, overloaded): nothing stored."""
     unique: dict[tuple[str, int], RecordRow] = {}
     for row in rows:
         unique.setdefault(row_key(row), row)
@@ -223,7 +218,7 @@ def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) 
             if accepted:
                 transaction.on_commit(lambda: chain_schedule_seal(agent.pk), robust=True)
     except (OperationalError, InterfaceError, psycopg.OperationalError) as exc:
-        raise RecordStoreUnavailable(str(exc).strip().splitlines()[0][:200]) from exc
+        raise Unavailable(str(exc).strip().splitlines()[0][:200]) from exc
     return IngestResult(accepted=accepted, duplicates=len(rows) - accepted)
 
 

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET
 
 from audit import dashboard, forms, selectors, timeline
 from audit.models import InterceptionRecord
-from audit.selectors import FilterError
+from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
 from console.roles import Role
 from console.web import HtmxHttpRequest, render_page, role_required
@@ -83,13 +83,13 @@ def _session_url(row: dict[str, Any]) -> dict[str, Any]:
 def records(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.RecordFilterForm(request.GET)
     filters = form.filters
-    error: FilterError | None = None
+    error: InvalidInput | None = None
     page: selectors.Page[Any] = selectors.Page(items=[], next_cursor=None)
     try:
         limit = selectors.parse_limit(request.GET.get("limit"))
         qs = selectors.records_filter(filters, user=request.user)
         page = selectors.records_page(qs, request.GET.get("cursor") or None, limit)
-    except FilterError as exc:
+    except InvalidInput as exc:
         error = exc
     cursor = request.GET.get("cursor", "")
     context = {
@@ -156,12 +156,12 @@ def session_timeline(request: HtmxHttpRequest, session_id: str) -> HttpResponse:
 def sessions(request: HtmxHttpRequest) -> HttpResponse:
     params = forms.with_default_since(request.GET, days=forms.SESSIONS_DEFAULT_DAYS)
     filters = selectors.clean_filters(params, forms.SESSION_FILTERS)
-    error: FilterError | None = None
+    error: InvalidInput | None = None
     rows: list[dict[str, Any]] = []
     try:
         found = selectors.recent_sessions(selectors.records_filter(params, user=request.user))
         rows = [_session_url(row) for row in found]
-    except FilterError as exc:
+    except InvalidInput as exc:
         error = exc
     context = {
         "audit_tab": "sessions",
@@ -189,7 +189,7 @@ def sessions(request: HtmxHttpRequest) -> HttpResponse:
 def events(request: HtmxHttpRequest) -> HttpResponse:
     form = forms.EventFilterForm(request.GET)
     filters = form.filters
-    error: FilterError | None = None
+    error: InvalidInput | None = None
     page: selectors.Page[Any] = selectors.Page(items=[], next_cursor=None)
     try:
         limit = selectors.parse_limit(request.GET.get("limit"))
@@ -197,7 +197,7 @@ def events(request: HtmxHttpRequest) -> HttpResponse:
         page = selectors.governance_events_page(
             qs.select_related("agent"), request.GET.get("cursor") or None, limit
         )
-    except FilterError as exc:
+    except InvalidInput as exc:
         error = exc
     cursor = request.GET.get("cursor", "")
     context = {

@@ -1,5 +1,6 @@
-"""The shared API error shape, the YAML renderer and the exception handler (the parsers
-are in console.parsers; re-exported here).
+"""The API's exception handler, the one mapping of errors to answers (a `DomainError`
+by its status, code and fields; DRF's and Django's own exceptions into the same shape), and
+the YAML renderer. The parsers are in console.parsers (re-exported here).
 
 Every API error is `{"error": {"code": str, "message": str, "fields": {pointer: [str]}}}`,
 with fields keyed by JSON pointer (`/spec/hooks/PostToolUse/0/timeout`).
@@ -17,39 +18,10 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from console.errors import DomainError, error_body, pointer
 from console.parsers import YAML_PARSERS, JSONParser
 
-__all__ = ["YAML_PARSERS", "ApiError", "JSONParser", "YAMLRenderer", "error_body", "yaml_dump"]
-
-
-class ApiError(exceptions.APIException):
-    """An error in the console's shape; raise it from views and services' callers."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str = "invalid",
-        status_code: int = status.HTTP_400_BAD_REQUEST,
-        fields: dict[str, list[str]] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(detail=message, code=code)
-        self.status_code = status_code
-        self.message = message
-        self.error_code = code
-        self.fields = fields or {}
-        self.headers = headers or {}
-
-
-def error_body(
-    code: str, message: str, fields: dict[str, list[str]] | None = None
-) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "fields": fields or {}}}
-
-
-def _pointer(path: list[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+__all__ = ["YAML_PARSERS", "JSONParser", "YAMLRenderer", "yaml_dump"]
 
 
 def _flatten_drf_detail(detail: Any, path: list[str | int], out: dict[str, list[str]]) -> None:
@@ -61,12 +33,12 @@ def _flatten_drf_detail(detail: Any, path: list[str | int], out: dict[str, list[
                 _flatten_drf_detail(value, [*path, key], out)
     elif isinstance(detail, list):
         if all(isinstance(item, str) for item in detail):
-            out.setdefault(_pointer(path), []).extend(str(item) for item in detail)
+            out.setdefault(pointer(*path), []).extend(str(item) for item in detail)
         else:
             for index, item in enumerate(detail):
                 _flatten_drf_detail(item, [*path, index], out)
     else:
-        out.setdefault(_pointer(path), []).append(str(detail))
+        out.setdefault(pointer(*path), []).append(str(detail))
 
 
 _CODES = {
@@ -85,12 +57,8 @@ _CODES = {
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, ApiError):
-        return Response(
-            error_body(exc.error_code, exc.message, exc.fields),
-            status=exc.status_code,
-            headers=exc.headers,
-        )
+    if isinstance(exc, DomainError):
+        return Response(exc.body(), status=exc.status, headers=exc.headers)
     if isinstance(exc, RequestDataTooBig):
         return Response(
             error_body("too_large", "Request body is too large."),

@@ -19,11 +19,6 @@ from django.utils.module_loading import import_string
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
-# AgentPrincipal, actor_label, actor_user: re-exports for branches in flight; the coordinator
-# removes them (import them from console.actors).
-from console.actors import AgentPrincipal as AgentPrincipal
-from console.actors import actor_label as actor_label
-from console.actors import actor_user as actor_user
 from console.actors import is_agent
 from console.models import ApiToken
 from console.roles import is_admin, is_auditor, is_reviewer

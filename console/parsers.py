@@ -25,20 +25,13 @@ import yaml
 from django.conf import settings
 from rest_framework import exceptions, parsers
 
+from console.errors import InvalidInput, pointer
+
 TOO_DEEP = "The body is nested too deeply to be a document."
 NUMBER_MAX_DIGITS = 1000
 # A v2 document at every limit (3 events x 100 hooks, ~25 nodes each) is ~7,600 nodes.
 DOCUMENT_MAX_NODES = 20_000
 DOCUMENT_MAX_CHARS = 2 * 1024 * 1024
-
-
-class DocumentRefused(Exception):
-    """A body that parsed but cannot be used; `fields` name the values by JSON pointer."""
-
-    def __init__(self, message: str, fields: dict[str, list[str]] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields = fields or {}
 
 
 class UnusableNumber:
@@ -51,10 +44,6 @@ class UnusableNumber:
 
     def __repr__(self) -> str:
         return f"UnusableNumber({self.problem!r})"
-
-
-def _pointer(path: list[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
 def _too_long(digits: int) -> UnusableNumber:
@@ -140,7 +129,7 @@ def _check_expansion(root: yaml.Node) -> None:
             children = [item for pair in node.value for item in pair]
         if not children_done:
             if key in open_nodes:
-                raise DocumentRefused(
+                raise InvalidInput(
                     "The YAML document refers to itself: an alias inside the node it names."
                 )
             open_nodes.add(key)
@@ -152,7 +141,7 @@ def _check_expansion(root: yaml.Node) -> None:
         chars = len(node.value) if isinstance(node, yaml.ScalarNode) else 0
         chars += sum(sizes[id(child)][1] for child in children)
         if nodes > DOCUMENT_MAX_NODES or chars > DOCUMENT_MAX_CHARS:
-            raise DocumentRefused(
+            raise InvalidInput(
                 "The YAML document is too large once its aliases are expanded: the limit is "
                 f"{DOCUMENT_MAX_NODES} values and {DOCUMENT_MAX_CHARS} characters of text."
             )
@@ -160,7 +149,7 @@ def _check_expansion(root: yaml.Node) -> None:
 
 
 def yaml_loads(text: str) -> Any:
-    """One YAML document, bounded; yaml.YAMLError when malformed, DocumentRefused when too
+    """One YAML document, bounded; yaml.YAMLError when malformed, InvalidInput when too
     large or self-referential."""
     return yaml.load(text, Loader=BoundedYAMLLoader)  # noqa: S506 (a SafeLoader subclass)
 
@@ -179,7 +168,7 @@ def ensure_storable(data: Any, *, check_text: bool = True) -> Any:
     """Refuse, by JSON pointer, what PostgreSQL cannot store or UTF-8 cannot carry: NUL
     characters and JSON's lone surrogates ("\\ud800"), in values and in keys alike (unless
     the caller checks text itself), and the numbers the loaders above left unbuilt. Raises
-    DocumentRefused for the first one in document order.
+    InvalidInput for the first one in document order.
 
     Iterative, and each container is visited once, so YAML aliases are never expanded.
     """
@@ -191,37 +180,33 @@ def ensure_storable(data: Any, *, check_text: bool = True) -> Any:
             what = path[-1] if path and isinstance(path[-1], str) else "Text"
             problem = _text_problem(item, str(what))
             if problem:
-                raise DocumentRefused(
-                    "The body contains text that cannot be stored.", {_pointer(path): [problem]}
+                raise InvalidInput(
+                    "The body contains text that cannot be stored.",
+                    fields={pointer(*path): [problem]},
                 )
         elif isinstance(item, UnusableNumber):
-            raise DocumentRefused(
-                "The body contains a number that cannot be used.", {_pointer(path): [item.problem]}
+            raise InvalidInput(
+                "The body contains a number that cannot be used.",
+                fields={pointer(*path): [item.problem]},
             )
         elif isinstance(item, dict) and id(item) not in seen:
             seen.add(id(item))
             for key in item:
                 if check_text and isinstance(key, str) and _text_problem(key, "key"):
-                    raise DocumentRefused(
+                    raise InvalidInput(
                         "The body contains text that cannot be stored.",
-                        {_pointer(path): ["Field names must be valid Unicode without NUL."]},
+                        fields={pointer(*path): ["Field names must be valid Unicode without NUL."]},
                     )
                 if isinstance(key, UnusableNumber):
-                    raise DocumentRefused(
+                    raise InvalidInput(
                         "The body contains a number that cannot be used.",
-                        {_pointer(path): [f"A field name: {key.problem}"]},
+                        fields={pointer(*path): [f"A field name: {key.problem}"]},
                     )
             stack.extend((value, [*path, key]) for key, value in reversed(item.items()))
         elif isinstance(item, list) and id(item) not in seen:
             seen.add(id(item))
             stack.extend((item[index], [*path, index]) for index in reversed(range(len(item))))
     return data
-
-
-def _api_error(exc: DocumentRefused) -> Exception:
-    from console.api import ApiError  # console.api imports this module
-
-    return ApiError(exc.message, fields=exc.fields)
 
 
 class JSONParser(parsers.JSONParser):
@@ -232,8 +217,6 @@ class JSONParser(parsers.JSONParser):
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             return ensure_storable(json_loads(codecs.getreader(encoding)(stream).read()))
-        except DocumentRefused as exc:
-            raise _api_error(exc) from None
         except RecursionError:
             raise exceptions.ParseError(TOO_DEEP) from None
         except ValueError as exc:
@@ -246,8 +229,6 @@ class YAMLParser(parsers.BaseParser):
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         try:
             return ensure_storable(yaml_loads(stream.read().decode("utf-8")))
-        except DocumentRefused as exc:
-            raise _api_error(exc) from None
         except UnicodeDecodeError as exc:
             raise exceptions.ParseError(f"Body is not UTF-8: {exc}") from None
         except yaml.YAMLError as exc:

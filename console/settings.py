@@ -99,6 +99,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "axes.middleware.AxesMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "console.middleware.DomainErrorMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"

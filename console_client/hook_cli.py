@@ -10,7 +10,7 @@ passes hooks only its own variables.
 
 When the console cannot answer (not configured, unreachable, too slow, or any answer but
 200), a pre-tool event is blocked: the reason goes to stderr and the exit code and stdout
-are what the runtime reads as a deny (`console_client.runtimes.failure`: exit 2 for Claude
+are what the runtime reads as a deny (`console_client.runtime_answers.failure`: exit 2 for Claude
 Code, Codex and Gemini CLI; a deny on stdout for Cursor and Copilot). Other events are let
 through with a warning on stderr. `--fail-open` lets pre-tool events through as well.
 """
@@ -26,7 +26,8 @@ from typing import IO, Any
 
 import httpx
 
-from console_client.runtimes import RUNTIMES, failure
+from console_client.runtime_answers import failure
+from console_client.runtimes import RUNTIMES
 
 URL_ENV = "CONSOLE_URL"
 TOKEN_ENV = "CONSOLE_TOKEN"

@@ -31,14 +31,13 @@ from console_client.llm import LLMError, LLMJudge
 from console_client.results import HookDecision, HookResult
 from console_client.sandbox import (
     SHEBANGS,
-    Execution,
     HookProgram,
     SandboxConfig,
     SandboxError,
-    execute,
     prepared_invocation,
     unsandboxed_requested,
 )
+from console_client.sandbox_run import Execution, execute
 from console_client.transcript import TranscriptTools
 
 EXCERPT_MAX_BYTES = 8 * 1024

@@ -1,5 +1,5 @@
 """Forms of the user pages: they only parse; users.services checks the input and its
-UserProblems land on the fields they name."""
+refusals (InvalidInput) land on the fields they name."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from django import forms
 
+from console.errors import InvalidInput
 from console.roles import Role
-from users.services import UserProblems
 
 ROLE_HELP = (
     "Admin: everything, including these pages. Reviewer: decides escalations. "
@@ -17,8 +17,8 @@ ROLE_HELP = (
 
 
 class ProblemsForm(forms.Form):
-    def add_problems(self, exc: UserProblems) -> None:
-        for name, messages in exc.problems.items():
+    def add_problems(self, exc: InvalidInput) -> None:
+        for name, messages in exc.fields.items():
             for message in messages:
                 self.add_error(name if name in self.fields else None, message)
 

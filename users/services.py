@@ -1,7 +1,7 @@
 """Writes of the user pages: create (invite), roles and reviewer scope, deactivate and
 reactivate, invitation links and personal API tokens.
 
-Every input is checked before anything is written (`UserProblems` names the field); every
+Every input is checked before anything is written (`refused` names the field); every
 change writes its governance event in the same transaction; open reviewer sockets re-check
 their access after commit (approvals.live). Changes that could leave the console without an
 admin take a lock on the admin role first, so two admins demoting each other at the same
@@ -29,9 +29,9 @@ from agents.selectors import agents_by_slug
 from approvals import live
 from approvals import services as approval_services
 from approvals.selectors import reviewer_scopes, slack_member_of
-from approvals.validation import InvalidInput
 from console import services as console_services
 from console.actors import Actor
+from console.errors import InvalidInput
 from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
 from console.models import ApiToken
@@ -42,12 +42,10 @@ USERNAME_MAX = 150
 TOKEN_NAME_MAX = 100
 
 
-class UserProblems(Exception):
+def refused(problems: dict[str, list[str]]) -> InvalidInput:
     """Refused input: messages by form field ("" for the form as a whole)."""
-
-    def __init__(self, problems: dict[str, list[str]]) -> None:
-        super().__init__("; ".join(f"{k or 'form'}: {' '.join(v)}" for k, v in problems.items()))
-        self.problems = problems
+    text = "; ".join(f"{k or 'form'}: {' '.join(v)}" for k, v in problems.items())
+    return InvalidInput(text, fields=problems)
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ def _check(problems: dict[str, list[str]]) -> None:
     found = {field: [m for m in messages if m] for field, messages in problems.items()}
     found = {field: messages for field, messages in found.items() if messages}
     if found:
-        raise UserProblems(found)
+        raise refused(found)
 
 
 def user_roles(user: User) -> list[str]:
@@ -217,12 +215,12 @@ def user_deactivate(*, actor: Actor | None, user: User) -> Deactivation:
     """Nobody can sign in as `user` any more: their sessions are deleted, their personal
     tokens revoked and their open reviewer sockets closed (after commit)."""
     if _is_self(actor, user):
-        raise UserProblems({"": ["You cannot deactivate yourself: ask another admin."]})
+        raise refused({"": ["You cannot deactivate yourself: ask another admin."]})
     if not user.is_active:
-        raise UserProblems({"": [f"{user.username} is already deactivated."]})
+        raise refused({"": [f"{user.username} is already deactivated."]})
     problem = _last_admin_problem(user)
     if problem:
-        raise UserProblems({"": [problem]})
+        raise refused({"": [problem]})
     User.objects.filter(pk=user.pk).update(is_active=False)
     user.is_active = False
     now = timezone.now()
@@ -248,7 +246,7 @@ def user_reactivate(*, actor: Actor | None, user: User) -> None:
     """`user` may sign in again with their password (tokens revoked at deactivation stay
     revoked: issue new ones)."""
     if user.is_active:
-        raise UserProblems({"": [f"{user.username} is already active."]})
+        raise refused({"": [f"{user.username} is already active."]})
     User.objects.filter(pk=user.pk).update(is_active=True)
     user.is_active = True
     governance_event_record(
@@ -266,7 +264,7 @@ def user_invitation_issue(*, actor: Actor | None, user: User) -> str:
     """The path of a one-time link where `user` chooses a password (Django's password reset:
     it stops working once used, once they sign in, and after PASSWORD_RESET_TIMEOUT)."""
     if not user.is_active:
-        raise UserProblems({"": [f"{user.username} is deactivated: reactivate them first."]})
+        raise refused({"": [f"{user.username} is deactivated: reactivate them first."]})
     path = reverse(
         "password_reset_confirm",
         args=[
@@ -289,9 +287,7 @@ def user_slack_set(*, actor: Actor | None, user: User, slack_user_id: str) -> bo
     try:
         approval_services.slack_identity_set(actor=actor, user=user, slack_user_id=slack_user_id)
     except InvalidInput as exc:
-        raise UserProblems(
-            {"slack_user_id": [m for ms in exc.fields.values() for m in ms]}
-        ) from None
+        raise refused({"slack_user_id": [m for ms in exc.fields.values() for m in ms]}) from None
     return before != slack_user_id.strip()
 
 

@@ -19,11 +19,11 @@ from agents.views import GET_POST
 from approvals.selectors import slack_member_of
 from console import services as console_services
 from console.actors import request_actor
+from console.errors import InvalidInput
 from console.roles import Role
 from console.web import role_required
 from users import selectors, services
 from users.forms import RolesForm, SlackForm, TokenForm, UserCreateForm
-from users.services import UserProblems
 
 
 def _detail(
@@ -71,7 +71,7 @@ def user_create(request: HttpRequest) -> HttpResponse:
                 agent_slugs=form.cleaned_data["agents"],
                 password=form.cleaned_data["password"],
             )
-        except UserProblems as exc:
+        except InvalidInput as exc:
             form.add_problems(exc)
         else:
             if created.invitation_path is None:
@@ -97,7 +97,7 @@ def user_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 roles=form.cleaned_data["roles"],
                 agent_slugs=form.cleaned_data["agents"],
             )
-        except UserProblems as exc:
+        except InvalidInput as exc:
             form.add_problems(exc)
         else:
             message = "Saved." if changed else "Nothing changed."
@@ -112,8 +112,8 @@ def user_invitation(request: HttpRequest, pk: int) -> HttpResponse:
     row = selectors.get_user_for_admin(request.user, pk)
     try:
         path = services.user_invitation_issue(actor=request_actor(request), user=row.user)
-    except UserProblems as exc:
-        return _detail(request, row, status=409, problems=exc.problems[""])
+    except InvalidInput as exc:
+        return _detail(request, row, status=409, problems=exc.fields[""])
     return _detail(request, row, invitation=request.build_absolute_uri(path))
 
 
@@ -125,8 +125,8 @@ def user_deactivate(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         try:
             done = services.user_deactivate(actor=request_actor(request), user=row.user)
-        except UserProblems as exc:
-            context["problems"] = exc.problems[""]
+        except InvalidInput as exc:
+            context["problems"] = exc.fields[""]
             return render(request, "users/deactivate.html", context, status=409)
         return _to_detail(
             request,
@@ -143,8 +143,8 @@ def user_reactivate(request: HttpRequest, pk: int) -> HttpResponse:
     row = selectors.get_user_for_admin(request.user, pk)
     try:
         services.user_reactivate(actor=request_actor(request), user=row.user)
-    except UserProblems as exc:
-        return _detail(request, row, status=409, problems=exc.problems[""])
+    except InvalidInput as exc:
+        return _detail(request, row, status=409, problems=exc.fields[""])
     return _to_detail(request, row.user, f"Reactivated {row.user.username}.")
 
 
@@ -159,7 +159,7 @@ def user_slack(request: HttpRequest, pk: int) -> HttpResponse:
             changed = services.user_slack_set(
                 actor=request_actor(request), user=row.user, slack_user_id=wanted
             )
-        except UserProblems as exc:
+        except InvalidInput as exc:
             form.add_problems(exc)
         else:
             said = f"Slack member set to {wanted}." if wanted else "Slack member unlinked."
@@ -178,7 +178,7 @@ def token_issue(request: HttpRequest, pk: int) -> HttpResponse:
             issued = services.personal_token_issue(
                 actor=request_actor(request), user=row.user, name=form.cleaned_data["name"]
             )
-        except UserProblems as exc:
+        except InvalidInput as exc:
             form.add_problems(exc)
         else:
             row = selectors.get_user_for_admin(request.user, pk)

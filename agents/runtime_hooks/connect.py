@@ -26,6 +26,7 @@ from django.conf import settings
 from agents.declaration import effective_hooks
 from agents.models import Agent, CustomAgent, Hook
 from agents.validation import EXPIRES_DEFAULT, TIMEOUT_DEFAULT
+from console.errors import InvalidInput, NotFound
 from console_client.runtimes import CLAUDE_CODE, CODEX, COPILOT, CURSOR, GEMINI_CLI, RUNTIMES
 
 MARGIN_SECONDS = 10
@@ -39,13 +40,6 @@ FORMS: dict[str, tuple[str, ...]] = {
     CURSOR: ("hooks",),
     COPILOT: ("hooks",),
 }
-
-
-class ConnectError(ValueError):
-    def __init__(self, message: str, fields: dict[str, list[str]]) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields = fields
 
 
 @dataclass(frozen=True)
@@ -256,15 +250,15 @@ def connect_file(
 ) -> ConnectFile:
     """The settings file of `runtime` in `form` (its first form when empty)."""
     if runtime not in RUNTIMES:
-        raise ConnectError(
+        raise NotFound(
             f"Unknown runtime {runtime!r}; use one of {', '.join(RUNTIMES)}.",
-            {"/runtime": [f"Use one of {', '.join(RUNTIMES)}."]},
+            fields={"/runtime": [f"Use one of {', '.join(RUNTIMES)}."]},
         )
     form = form or FORMS[runtime][0]
     if form not in FORMS[runtime]:
-        raise ConnectError(
+        raise InvalidInput(
             f"{runtime} settings come as {', '.join(FORMS[runtime])}.",
-            {"/form": [f"Use one of {', '.join(FORMS[runtime])}."]},
+            fields={"/form": [f"Use one of {', '.join(FORMS[runtime])}."]},
         )
     timeouts = event_timeouts(effective_hooks(agent, custom_agent))
     install = settings.CONSOLE_HOOK_INSTALL

@@ -49,7 +49,8 @@ from console_client.evaluation import (
     record_ungoverned,
 )
 from console_client.records import record_item
-from console_client.runtimes import NO_OBJECTION, STOP, Reply, RuntimeEvent, answer
+from console_client.runtime_answers import answer
+from console_client.runtimes import NO_OBJECTION, STOP, Reply, RuntimeEvent
 from console_client.transcript import SessionTranscript
 
 log = logging.getLogger(__name__)
@@ -107,11 +108,12 @@ class Prepared:
 
 def open_call(
     request: HttpRequest, event: RuntimeEvent | None, custom_agent_name: str
-) -> JsonResponse | tuple[AgentPrincipal, Prepared | None]:
-    """The one database visit before evaluating: who calls, and what to evaluate."""
+) -> tuple[AgentPrincipal, Prepared | None]:
+    """The one database visit before evaluating: who calls (NotAuthenticated or Forbidden
+    otherwise), and what to evaluate."""
     principal = agent_principal(request)
-    if isinstance(principal, JsonResponse) or event is None:
-        return principal if isinstance(principal, JsonResponse) else (principal, None)
+    if event is None:
+        return principal, None
     agent = principal.agent
     stops = 0
     if event.event == STOP:

@@ -16,8 +16,8 @@ from agents.demo_documents import (
 from agents.hook_testing import hook_test_run, sample_context
 from agents.models import Hook
 from agents.services import agent_hooks_replace
-from agents.validation import ValidationFailed
 from console.celery import app as celery_app
+from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
 from tests.console_client.scripted_http import ScriptedHTTP
 
@@ -135,7 +135,7 @@ def test_an_approval_hook_for_another_tool_does_not_run(alice):
 
 @pytest.mark.django_db
 def test_invalid_definition_and_context_name_their_fields(alice):
-    with pytest.raises(ValidationFailed) as failed:
+    with pytest.raises(InvalidInput) as failed:
         hook_test_run(
             actor=alice,
             hook_definition={"type": "command", "timeout": 0, "command": "true"},

@@ -16,7 +16,7 @@ from agents import services
 from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
 from agents.selectors import agent_level_hooks, custom_agent_as_document
-from agents.validation import ValidationFailed
+from console.errors import Conflict, InvalidInput
 from console.governance.models import GovernanceEvent
 
 STOP_PROMPT = {"type": "prompt", "prompt": "Finished?"}
@@ -319,7 +319,7 @@ def test_setting_the_same_mode_again_writes_nothing(sre):
 
 @pytest.mark.django_db
 def test_unknown_mode_is_refused(sre):
-    with pytest.raises(ValidationFailed) as refused:
+    with pytest.raises(InvalidInput) as refused:
         services.agent_set_mode(actor=None, agent=sre.agent, mode="audit")
     assert list(refused.value.fields) == ["/mode"]
 
@@ -381,7 +381,7 @@ def test_concurrent_puts_and_hook_moves_neither_fail_nor_deadlock(sre):
             hook = Hook.objects.filter(agent=sre.agent, custom_agent=None).order_by("position")
             try:
                 services.hook_move(actor=None, hook=hook.last(), offset=-1)
-            except ValidationFailed as refused:
+            except Conflict as refused:
                 # Replaced between the read and the lock: refused by name, not a crash.
                 assert list(refused.fields) == ["/key"]
         else:
@@ -409,7 +409,7 @@ def test_editing_a_hook_that_was_replaced_meanwhile_is_refused(sre):
         lambda: services.hook_move(actor=None, hook=stale, offset=1),
         lambda: services.hook_delete(actor=None, hook=stale),
     ):
-        with pytest.raises(ValidationFailed) as refused:
+        with pytest.raises(Conflict) as refused:
             change()
         assert "changed meanwhile" in refused.value.fields["/key"][0]
     assert _counts() == (revisions, events)

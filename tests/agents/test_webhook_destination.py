@@ -11,7 +11,7 @@ import pytest
 
 from agents import services
 from agents.models import Agent
-from agents.validation import ValidationFailed
+from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
 from console.outbound import address_problem
 
@@ -54,7 +54,7 @@ def _save(agent: Agent, url: str) -> Agent:
 
 @pytest.mark.parametrize("url", REFUSED)
 def test_non_public_destinations_are_refused_naming_the_field(sre, url):
-    with pytest.raises(ValidationFailed) as refused:
+    with pytest.raises(InvalidInput) as refused:
         _save(sre.agent, url)
     assert list(refused.value.fields) == ["/webhook_url"]
     assert "CONSOLE_WEBHOOK_ALLOW_PRIVATE" in refused.value.fields["/webhook_url"][0]
@@ -64,7 +64,7 @@ def test_non_public_destinations_are_refused_naming_the_field(sre, url):
 
 @pytest.mark.parametrize("url", ["ftp://hooks.example.org/x", "file:///etc/passwd"])
 def test_only_http_and_https_are_webhooks(sre, url):
-    with pytest.raises(ValidationFailed) as refused:
+    with pytest.raises(InvalidInput) as refused:
         _save(sre.agent, url)
     assert "http:// or https://" in refused.value.fields["/webhook_url"][0]
 

@@ -9,6 +9,7 @@ from django.db import connection
 
 from approvals import services
 from approvals.models import Escalation, EscalationStatus, EscalationVote
+from console.errors import Conflict
 from console.governance.models import GovernanceEvent
 from tests.approvals.conftest import make_reviewer
 
@@ -33,7 +34,7 @@ def test_fifty_concurrent_decisions_one_wins(escalate):
                 escalation=target, actor=reviewers[index], outcome=outcome, reason=f"r{index}"
             )
             result = f"won:{outcome}"
-        except services.DecisionConflict:
+        except Conflict:
             result = "conflict"
         except Exception as exc:  # anything else is a bug the assertion below shows
             result = f"error:{type(exc).__name__}:{exc}"

@@ -19,8 +19,8 @@ from agents import services as agent_services
 from agents.models import CustomAgent, Hook
 from approvals import services
 from approvals.models import Escalation
-from approvals.validation import InvalidInput
 from console.actors import AgentPrincipal
+from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
 from tests.approvals.conftest import approval_request, post_escalation
 from tests.conftest import AgentWithToken

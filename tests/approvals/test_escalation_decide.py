@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from approvals import services
 from approvals.models import Escalation, EscalationStatus, EscalationVote
-from approvals.validation import InvalidInput
 from approvals.wire import resolution, resolution_wire
+from console.errors import Conflict, Forbidden, InvalidInput
 from console.governance.models import GovernanceEvent
 from tests.approvals.conftest import TOOL_SCHEMA, approval_hook, make_reviewer, resolution_errors
 
@@ -64,9 +64,9 @@ def test_rejection_needs_a_reason(escalate, rita):
 def test_second_decision_is_refused_and_changes_nothing(escalate, rita, alice):
     escalation = escalate()
     decide(escalation, rita, "approve")
-    with pytest.raises(services.DecisionConflict):
+    with pytest.raises(Conflict):
         decide(escalation, alice, "approve")
-    with pytest.raises(services.DecisionConflict):
+    with pytest.raises(Conflict):
         decide(escalation, alice, "reject", "changed my mind")
     escalation.refresh_from_db()
     assert escalation.status == EscalationStatus.APPROVED
@@ -77,7 +77,7 @@ def test_second_decision_is_refused_and_changes_nothing(escalate, rita, alice):
 def test_late_decision_after_expiry_is_refused_even_before_the_sweep(escalate, rita):
     escalation = escalate()
     later = escalation.expires_at + timedelta(seconds=1)
-    with pytest.raises(services.DecisionConflict, match="expired"):
+    with pytest.raises(Conflict, match="expired"):
         decide(escalation, rita, "approve", now=later)
     escalation.refresh_from_db()
     assert escalation.status == EscalationStatus.PENDING  # the sweep marks it, not the refusal
@@ -88,7 +88,7 @@ def test_late_decision_with_the_real_clock_moved_forward(escalate, rita, monkeyp
     escalation = escalate()
     frozen = escalation.expires_at + timedelta(minutes=1)
     monkeypatch.setattr(timezone, "now", lambda: frozen)
-    with pytest.raises(services.DecisionConflict):
+    with pytest.raises(Conflict):
         decide(escalation, rita, "approve")
 
 
@@ -99,7 +99,7 @@ def test_two_of_three_needs_two_distinct_reviewers(sre, escalate, rita, alice):
     assert not first.final
     escalation.refresh_from_db()
     assert escalation.status == EscalationStatus.PENDING
-    with pytest.raises(services.DecisionConflict, match="already voted"):
+    with pytest.raises(Conflict, match="already voted"):
         decide(escalation, rita, "approve")
     second = decide(escalation, alice, "approve")
     assert second.final
@@ -123,7 +123,7 @@ def test_one_rejection_vetoes_earlier_approvals(sre, escalate, rita, alice):
     escalation.refresh_from_db()
     assert escalation.status == EscalationStatus.REJECTED
     assert escalation.decision_reason == "too risky"
-    with pytest.raises(services.DecisionConflict):
+    with pytest.raises(Conflict):
         decide(escalation, make_reviewer("ruth"), "approve")
 
 
@@ -169,7 +169,7 @@ def test_m_of_n_approvers_must_agree_on_edited_arguments(sre, escalate, rita, al
     hook = approval_hook(sre, approvalsRequired=2)
     escalation = escalate(hook=hook.key, args={"service": "api"})
     decide(escalation, rita, "approve", args={"service": "web"})
-    with pytest.raises(services.DecisionConflict, match="different arguments"):
+    with pytest.raises(Conflict, match="different arguments"):
         decide(escalation, alice, "approve", args={"service": "db"})
     decide(escalation, alice, "approve")  # approves the proposal as shown
     escalation.refresh_from_db()
@@ -182,14 +182,14 @@ def test_agents_never_decide(escalate, sre):
 
     escalation = escalate()
     principal = AgentPrincipal(agent=sre.agent, token=sre.agent.tokens.first())
-    with pytest.raises(services.DecisionForbidden):
+    with pytest.raises(Forbidden):
         decide(escalation, principal, "approve")
 
 
 def test_auditors_and_outsiders_cannot_decide(escalate, audrey, charlie):
     escalation = escalate()
     for person in (audrey, charlie):
-        with pytest.raises(services.DecisionForbidden):
+        with pytest.raises(Forbidden):
             decide(escalation, person, "approve")
     escalation.refresh_from_db()
     assert escalation.status == EscalationStatus.PENDING
@@ -198,7 +198,7 @@ def test_auditors_and_outsiders_cannot_decide(escalate, audrey, charlie):
 def test_reviewer_restricted_to_another_agent_cannot_decide(escalate, sre, other, rita, alice):
     services.reviewer_scope_set(actor=alice, user=rita, agents=[other.agent])
     escalation = escalate()
-    with pytest.raises(services.DecisionForbidden):
+    with pytest.raises(Forbidden):
         decide(escalation, rita, "approve")
     services.reviewer_scope_set(actor=alice, user=rita, agents=[sre.agent])
     assert decide(escalation, rita, "approve").final

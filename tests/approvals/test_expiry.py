@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from approvals import services, tasks
 from approvals.models import EscalationStatus
+from console.errors import Conflict
 from console.governance.models import GovernanceEvent
 
 
@@ -54,7 +55,7 @@ def test_the_periodic_task_uses_the_current_clock(escalate, monkeypatch):
 def test_an_expired_escalation_refuses_decisions(escalate, rita):
     escalation = escalate()
     services.escalation_expire_overdue(now=escalation.expires_at)
-    with pytest.raises(services.DecisionConflict):
+    with pytest.raises(Conflict):
         services.escalation_decide(escalation=escalation, actor=rita, outcome="approve")
 
 

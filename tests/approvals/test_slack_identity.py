@@ -12,7 +12,7 @@ from django.test import Client
 
 from approvals import services
 from approvals.models import SlackIdentity
-from approvals.validation import InvalidInput
+from console.errors import Forbidden, InvalidInput
 from console.governance.models import GovernanceEvent
 
 
@@ -54,7 +54,7 @@ def test_one_slack_member_is_one_console_user(rita, alice):
 
 
 def test_only_admins_link_accounts(rita):
-    with pytest.raises(services.DecisionForbidden):
+    with pytest.raises(Forbidden):
         services.slack_identity_set(actor=rita, user=rita, slack_user_id="U012AB3CD")
     assert not SlackIdentity.objects.exists()
 

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import models
 
-from audit import chain, export, ingest, services
+from audit import chain, export, record_rows, services
 from audit.models import ChainHead, InterceptionRecord, RecordSeal, RecordSealPending
 from audit.openapi import RecordSerializer
 from audit.record_fields import (
@@ -157,7 +157,7 @@ def test_each_stored_field_is_described_as_the_model_declares_it(field):
 def test_ingest_derives_exactly_the_ingest_columns():
     wires = sdk_session(["ls", "rm"])
     item = items(wires, tool_name="t", custom_agent="c", framework="f", revision=3)[4]
-    row = ingest.row_from_item(item["record"], item["meta"])
+    row = record_rows.row_from_item(item["record"], item["meta"])
     assert tuple(row) == INGEST_COLUMNS
     assert set(INGEST_COLUMNS) == set(STORED_COLUMNS) - {"id", "agent_id", "received_at"}
     assert f"received_at, {', '.join(INGEST_COLUMNS)})" in services._PG_COPY_SQL

@@ -7,10 +7,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 
-from agents import services as agent_services
 from agents.auth import agent_principal
 from agents.models import Agent, ConfigRevision
-from audit import services as audit_services
+from agents.revisions import record_change
 from console.actors import AgentPrincipal, actor_label, actor_user, is_agent
 from console.governance.actions import GovernanceAction
 from console.governance.models import GovernanceEvent
@@ -28,11 +27,11 @@ def test_an_action_outside_the_catalogue_is_refused_and_nothing_is_written(alice
 
 def test_a_refused_action_rolls_back_the_change_it_describes(sre) -> None:
     # A service writes its change, then its event, in one transaction: a bad action
-    # leaves neither (agents.services._record_change bumps the revision first).
+    # leaves neither (agents.revisions.record_change bumps the revision first).
     revisions = ConfigRevision.objects.count()
     number = sre.agent.revision
     with pytest.raises(ValueError), transaction.atomic():
-        agent_services._record_change(
+        record_change(
             actor=None,
             agent=sre.agent,
             action="hooks.rewritten",  # type: ignore[arg-type]
@@ -42,11 +41,8 @@ def test_a_refused_action_rolls_back_the_change_it_describes(sre) -> None:
     assert Agent.objects.get(pk=sre.agent.pk).revision == number
 
 
-def test_a_string_naming_a_catalogue_action_is_accepted_through_the_old_import(
-    alice: User,
-) -> None:
-    # Branches written before the catalogue call audit.services' name with strings.
-    event = audit_services.governance_event_record(
+def test_a_string_naming_a_catalogue_action_is_accepted(alice: User) -> None:
+    event = governance_event_record(
         actor=alice, action="records.exported", summary="Exported records as csv"
     )
     assert event.action == GovernanceAction.RECORDS_EXPORTED == "records.exported"

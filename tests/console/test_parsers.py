@@ -11,9 +11,9 @@ from django.test import Client
 
 from agents import services
 from agents.models import CustomAgent, Hook
+from console.errors import InvalidInput
 from console.parsers import (
     NUMBER_MAX_DIGITS,
-    DocumentRefused,
     UnusableNumber,
     ensure_storable,
     json_loads,
@@ -65,7 +65,7 @@ def _field_error(response, pointer: str) -> str:
 def test_json_numbers_that_cannot_be_used_are_not_built(text, problem):
     value = json_loads('{"a": [' + text + "]}")["a"][0]
     assert isinstance(value, UnusableNumber) and problem in value.problem
-    with pytest.raises(DocumentRefused) as refused:
+    with pytest.raises(InvalidInput) as refused:
         ensure_storable({"a": [1, {"b": value}]})
     assert list(refused.value.fields) == ["/a/1/b"]
 
@@ -173,9 +173,9 @@ def test_hook_test_context_refuses_numbers_that_cannot_be_used(admin_client, sre
 
 def test_the_first_problem_in_document_order_is_named():
     data = json_loads('{"a": [1, 1e999, {"b": 1e999}], "c": 1e999}')
-    with pytest.raises(DocumentRefused) as refused:
+    with pytest.raises(InvalidInput) as refused:
         ensure_storable(data)
     assert list(refused.value.fields) == ["/a/1"]
-    with pytest.raises(DocumentRefused) as refused:
+    with pytest.raises(InvalidInput) as refused:
         ensure_storable(yaml_loads("{.inf: 1}"))
     assert "A field name" in refused.value.fields[""][0]

@@ -7,12 +7,11 @@ import json
 
 import pytest
 
+from console_client.runtime_answers import answer, failure
 from console_client.runtimes import (
     NO_OBJECTION,
     Reply,
     RuntimeInputError,
-    answer,
-    failure,
     parse,
 )
 

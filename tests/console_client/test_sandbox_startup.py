@@ -33,9 +33,9 @@ from console_client.sandbox import (
     HookProgram,
     Invocation,
     SandboxConfig,
-    execute,
     prepared_invocation,
 )
+from console_client.sandbox_run import execute
 
 CONTEXT: dict[str, Any] = {"hook_event_name": "PostToolUse", "tool_name": "Bash"}
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs a root agent")

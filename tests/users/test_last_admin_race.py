@@ -8,7 +8,8 @@ import threading
 import pytest
 from django.db import connection
 
-from users.services import UserProblems, user_roles, user_update
+from console.errors import InvalidInput
+from users.services import user_roles, user_update
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,8 +23,8 @@ def test_two_admins_demoting_each_other_leave_one_admin(alice, anna):
             start.wait(timeout=5)
             user_update(actor=actor, user=target, roles=["reviewer"], agent_slugs=[])
             outcomes.append("demoted")
-        except UserProblems as exc:
-            outcomes.append(exc.problems["roles"][0])
+        except InvalidInput as exc:
+            outcomes.append(exc.fields["roles"][0])
         finally:
             connection.close()
 

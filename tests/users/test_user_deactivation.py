@@ -9,9 +9,10 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 
 from console import services as console_services
+from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
 from console.models import ApiToken
-from users.services import UserProblems, user_deactivate
+from users.services import user_deactivate
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +67,7 @@ def test_an_admin_cannot_deactivate_themselves(admin_client, alice, anna):
 
 
 def test_the_last_admin_cannot_be_deactivated(alice):
-    with pytest.raises(UserProblems, match="alice is the last active admin"):
+    with pytest.raises(InvalidInput, match="alice is the last active admin"):
         user_deactivate(actor=None, user=alice)
     alice.refresh_from_db()
     assert alice.is_active

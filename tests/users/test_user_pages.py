@@ -10,8 +10,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from approvals.models import ReviewerScope, SlackIdentity
+from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
-from users.services import UserProblems, user_roles, user_update
+from users.services import user_roles, user_update
 
 pytestmark = pytest.mark.django_db
 
@@ -166,9 +167,9 @@ def test_an_admin_cannot_take_their_own_admin_role(admin_client, alice, anna):
 
 def test_the_last_admin_keeps_the_role(alice, rita):
     before = GovernanceEvent.objects.count()
-    with pytest.raises(UserProblems) as refused:
+    with pytest.raises(InvalidInput) as refused:
         user_update(actor=None, user=alice, roles=["reviewer"], agent_slugs=[])
-    assert refused.value.problems == {
+    assert refused.value.fields == {
         "roles": ["alice is the last active admin: make someone else an admin first."]
     }
     assert user_roles(alice) == ["admin"] and GovernanceEvent.objects.count() == before

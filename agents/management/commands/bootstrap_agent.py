@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents import services
 from agents.models import Agent
-from agents.validation import ValidationFailed
+from console.errors import InvalidInput
 
 
 class Command(BaseCommand):
@@ -23,7 +23,7 @@ class Command(BaseCommand):
         if agent is None:
             try:
                 agent = services.agent_create(actor=None, slug=slug)
-            except ValidationFailed as exc:
+            except InvalidInput as exc:
                 raise CommandError("; ".join(m for ms in exc.fields.values() for m in ms)) from None
             self.stdout.write(f"Created agent {slug}.")
         issued = services.agent_token_issue(actor=None, agent=agent, name=token_name)

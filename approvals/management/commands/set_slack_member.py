@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals import services
-from approvals.validation import InvalidInput
+from console.errors import DomainError
 
 
 class Command(BaseCommand):
@@ -25,7 +25,7 @@ class Command(BaseCommand):
             raise CommandError(f"No user {username!r}.")
         try:
             identity = services.slack_identity_set(actor=None, user=user, slack_user_id=member_id)
-        except InvalidInput as exc:
+        except DomainError as exc:
             problems = " ".join(m for msgs in exc.fields.values() for m in msgs)
             raise CommandError(f"{exc.message} {problems}") from None
         if identity is None:

@@ -1,0 +1,115 @@
+"""How a configuration write is recorded, for every service of agents.services: under the
+agent's row lock, the agent's revision bumped, the changed scope's snapshot stored as a
+`ConfigRevision` and a governance event written, all in the caller's transaction; and a
+scope's hooks replaced keeping each slot's stable key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
+
+from agents.models import Agent, ConfigRevision, CustomAgent, Hook
+from agents.selectors import scope_snapshot
+from agents.validation import CUSTOM_AGENTS_MAX, HookInput
+from console.actors import Actor, actor_label, actor_user
+from console.errors import Conflict, InvalidInput
+from console.governance.actions import GovernanceAction
+from console.governance.services import governance_event_record
+
+
+def record_change(
+    *,
+    actor: Actor | None,
+    agent: Agent,
+    custom_agent_name: str = "",
+    action: GovernanceAction,
+    summary: str,
+    target: Any = None,
+    deleted: bool = False,
+) -> ConfigRevision:
+    """Bump the agent's revision and write the scope's snapshot and the governance event."""
+    Agent.objects.filter(pk=agent.pk).update(revision=F("revision") + 1, updated_at=timezone.now())
+    agent.refresh_from_db(fields=["revision", "updated_at"])
+    scope = ConfigRevision.Scope.CUSTOM_AGENT if custom_agent_name else ConfigRevision.Scope.AGENT
+    snapshot = None if deleted else scope_snapshot(agent, custom_agent_name or None)
+    revision = ConfigRevision.objects.create(
+        agent=agent,
+        scope=scope,
+        custom_agent_name=custom_agent_name,
+        number=agent.revision,
+        action=action,
+        summary=summary[:300],
+        snapshot={"deleted": True} if deleted else snapshot,
+        actor=actor_user(actor),
+        actor_label=actor_label(actor),
+    )
+    governance_event_record(
+        actor=actor,
+        action=action,
+        summary=summary,
+        agent=agent,
+        target=target if target is not None else revision,
+        after={"revision": revision.number, "custom_agent": custom_agent_name or None},
+    )
+    return revision
+
+
+def lock_agent(agent: Agent) -> None:
+    """Serialize configuration writes per agent: every write takes the agent row first, so
+    concurrent replacements cannot interleave (hook keys are unique) or deadlock."""
+    Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk", flat=True).first()
+
+
+def lock_hook(hook: Hook) -> None:
+    """Take the agent lock, then reload `hook`; a replacement keeps keys but not rows, so a
+    hook replaced or deleted meanwhile is refused rather than written blind."""
+    lock_agent(hook.agent)
+    try:
+        hook.refresh_from_db()
+    except Hook.DoesNotExist:
+        raise Conflict(
+            "The hook changed meanwhile.",
+            fields={"/key": [f"Hook {hook.key} changed meanwhile; reload and retry."]},
+        ) from None
+
+
+def refuse_past_custom_agent_limit(agent: Agent, at: str) -> None:
+    """Call with the agent lock held, before a write that would add a custom agent."""
+    count = CustomAgent.objects.filter(agent=agent).count()
+    if count >= CUSTOM_AGENTS_MAX:
+        message = f"{agent.slug} has {count} custom agents; the limit is {CUSTOM_AGENTS_MAX}."
+        raise InvalidInput("Too many custom agents.", fields={at: [message]})
+
+
+def replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[HookInput]) -> None:
+    """Replace a scope's hooks, keeping each slot's stable key (event, index) where it exists."""
+    existing = list(
+        Hook.objects.filter(agent=agent, custom_agent=custom_agent).order_by("event", "position")
+    )
+    keys_by_slot: dict[tuple[str, int], str] = {}
+    counters: dict[str, int] = {}
+    for hook in existing:
+        index = counters.get(hook.event, 0)
+        keys_by_slot[(hook.event, index)] = hook.key
+        counters[hook.event] = index + 1
+    Hook.objects.filter(agent=agent, custom_agent=custom_agent).delete()
+    positions: dict[str, int] = {}
+    new_rows = []
+    for item in hooks:
+        position = positions.get(item.event, 0)
+        positions[item.event] = position + 1
+        row = Hook(
+            agent=agent,
+            custom_agent=custom_agent,
+            event=item.event,
+            position=position,
+            enabled=item.enabled,
+            definition=item.definition,
+        )
+        if (item.event, position) in keys_by_slot:
+            row.key = keys_by_slot[(item.event, position)]
+        new_rows.append(row)
+    Hook.objects.bulk_create(new_rows)
