@@ -11,8 +11,8 @@ from agents.hook_samples import SAMPLES_MAX, hook_sample_save
 from agents.hook_testing import sample_context
 from agents.models import Hook, HookSample
 from agents.services import agent_hooks_replace
-from agents.validation import ValidationFailed
 from console.celery import app as celery_app
+from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
 
 URL = "/agents/sre-agent/hooks/test"
@@ -101,7 +101,7 @@ def test_a_hook_keeps_a_bounded_number_of_samples(admin, hook):
         HookSample(hook=hook, name=f"s{i}", context={}, expected="allow")
         for i in range(SAMPLES_MAX)
     )
-    with pytest.raises(ValidationFailed) as failed:
+    with pytest.raises(InvalidInput) as failed:
         hook_sample_save(actor=admin, hook=hook, name="one more", context={}, expected="allow")
     assert "/name" in failed.value.fields
     # Replacing one of them is still allowed.

@@ -85,7 +85,9 @@ def _body(code: str) -> dict[str, Any]:
 
 
 def test_every_subclass_has_its_status_and_code() -> None:
-    assert _subclasses(DomainError) == set(EXPECTED)
+    # Subclasses elsewhere refine one of these (listed in OWN_EXCEPTIONS_ALLOWED below).
+    in_console = {cls for cls in _subclasses(DomainError) if cls.__module__ == "console.errors"}
+    assert in_console == set(EXPECTED)
     for cls, (status, code) in EXPECTED.items():
         error = cls("x")
         assert (error.status, error.code, error.fields, str(error)) == (status, code, {}, "x")
