@@ -138,11 +138,15 @@ if DATABASE_URL:
         }
 else:
     (BASE_DIR / "var").mkdir(exist_ok=True)
+    SQLITE_PATH = Path(env_str("SQLITE_PATH", str(BASE_DIR / "var" / "console.sqlite3")))
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "var" / "console.sqlite3")),
+            "NAME": str(SQLITE_PATH),
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            # Tests use a file beside it, as `make run` does: an in-memory database shares
+            # one cache between threads, whose table locks fail at once instead of waiting.
+            "TEST": {"NAME": str(SQLITE_PATH.with_name(f"test_{SQLITE_PATH.name}"))},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -119,9 +119,8 @@ def test_every_change_writes_one_revision_and_one_governance_event(alice, change
 
 
 @pytest.mark.django_db
+@pytest.mark.postgresql  # a PostgreSQL CHECK constraint makes the audit insert fail
 def test_a_change_whose_governance_event_fails_leaves_nothing_behind(sre):
-    if connection.vendor != "postgresql":
-        pytest.skip("uses a PostgreSQL CHECK constraint to make the audit insert fail")
     services.agent_hooks_replace(
         actor=None, agent=sre.agent, document={"hooks": {"Stop": [STOP_PROMPT]}}
     )

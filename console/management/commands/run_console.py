@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from console import embedded
 from console.scheduler import EmbeddedBeat
 
 
@@ -26,7 +27,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, addr: str, demo: bool, **options: Any) -> None:
         beat = None
-        if not settings.REDIS_URL:
+        if embedded.beat_in_process():
             beat = EmbeddedBeat(getattr(settings, "CELERY_BEAT_SCHEDULE", {}))
             beat.start()
         demo_processes = []
