@@ -1,4 +1,4 @@
-"""Record API (DESIGN §4): ingest for agent tokens, search and export for auditors.
+"""Record API: ingest for agent tokens, search and export for auditors.
 
 POST /api/v1/records          agent token → 202 {"accepted", "duplicates"}
 POST /api/v1/records/dead-letters  agent token → 202 {"accepted", "duplicates"}

@@ -1,4 +1,4 @@
-"""Runtime hooks (DESIGN §6) on a real daphne server with PostgreSQL and channels-redis:
+"""Runtime hooks (POST /api/v1/hooks/{runtime}) on a real daphne server with PostgreSQL and channels-redis:
 
 (a) adapter overhead: `POST /api/v1/hooks/claude-code` for a PreToolUse no hook matches (the
     agent has hooks, at other events and for other tools) vs a bare HTTP round trip

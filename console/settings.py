@@ -268,7 +268,8 @@ CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, mi
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
 # Webhooks go only to public addresses unless this is set (console.outbound).
 CONSOLE_WEBHOOK_ALLOW_PRIVATE = env_bool("CONSOLE_WEBHOOK_ALLOW_PRIVATE", False)
-# Command hooks one console process runs at once for other agent runtimes (DESIGN §6).
+# Command hooks one console process runs at once for other agent runtimes
+# (POST /api/v1/hooks/{runtime}); more calls wait for a free slot.
 CONSOLE_HOOK_CONCURRENCY = env_int("CONSOLE_HOOK_CONCURRENCY", 4, minimum=1)
 # The one-line install of `console-hook` the "Connect an agent" page shows.
 CONSOLE_HOOK_INSTALL = env_str("CONSOLE_HOOK_INSTALL", "pipx install agent-governance-console")

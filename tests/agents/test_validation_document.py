@@ -1,4 +1,4 @@
-"""Document-level rules of the ExtendedAgent v2 document (SPEC §1), through the REST API."""
+"""Document-level rules of the ExtendedAgent v2 document, through the REST API."""
 
 from __future__ import annotations
 

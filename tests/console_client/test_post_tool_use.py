@@ -1,4 +1,4 @@
-"""PostToolUse semantics through a real agent and a live console (SPEC §1)."""
+"""PostToolUse semantics through a real agent and a live console."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The three seed scripts (SPEC §1), unchanged, through run_command_hook in the sandbox."""
+"""The three seed scripts of the hook examples, unchanged, through run_command_hook in the
+sandbox."""
 
 from __future__ import annotations
 
