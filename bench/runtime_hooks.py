@@ -70,7 +70,7 @@ def agent_with(slug: str, hooks: dict[str, list[dict[str, Any]]]) -> str:
 def seed_script() -> dict[str, Any]:
     import yaml
 
-    from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
+    from demo.documents import SEED_CUSTOM_AGENT_YAML
 
     hook = yaml.safe_load(SEED_CUSTOM_AGENT_YAML)["spec"]["hooks"]["PostToolUse"][0]
     return {**hook, "matcher": "Bash"}

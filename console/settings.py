@@ -82,6 +82,8 @@ INSTALLED_APPS = [
     "agents",
     "approvals",
     "audit",
+    # The demo of `make run` (seed and demo agent commands); nothing in the apps imports it.
+    "demo",
 ]
 
 MIDDLEWARE = [

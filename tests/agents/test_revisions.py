@@ -13,11 +13,11 @@ import yaml
 from django.db import IntegrityError, connection
 
 from agents import services
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
 from agents.selectors import agent_level_hooks, custom_agent_as_document
 from agents.validation import ValidationFailed
 from console.governance.models import GovernanceEvent
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 STOP_PROMPT = {"type": "prompt", "prompt": "Finished?"}
 POST_AUDIT = {"type": "command", "matcher": "*", "command": "exit 0"}

@@ -19,9 +19,9 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from agents.models import AgentToken
-from audit.demo_records import record_item, store_items
 from audit.models import InterceptionRecord
 from console.actors import AgentPrincipal
+from demo.records import record_item, store_items
 
 APPROVAL_HOOK = "hk_approval001"
 AUDIT_HOOK = "hk_audit000001"

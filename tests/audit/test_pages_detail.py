@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 
 from audit import chain
-from audit.demo_records import store_items
 from audit.models import InterceptionRecord
+from demo.records import store_items
 from tests.audit.pages_support import DANGER_HOOK, World, build_world
 from tests.audit.record_wires import tool_items
 

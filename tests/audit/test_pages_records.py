@@ -14,7 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from audit.demo_records import record_item, store_items
+from demo.records import record_item, store_items
 from tests.audit.pages_support import DANGER_HOOK, World, build_world
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

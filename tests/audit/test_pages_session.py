@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from audit.demo_records import store_items
+from demo.records import store_items
 from tests.audit.pages_support import ALPHA, World, build_world, session_items
 
 

@@ -13,8 +13,8 @@ from django.test import Client
 from django.urls import resolve, reverse
 from django.utils import timezone
 
-from audit.demo_records import store_items
 from audit.models import InterceptionRecord
+from demo.records import store_items
 from tests.audit.pages_support import ALPHA, session_items
 
 pytestmark = pytest.mark.django_db

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 import yaml
 
-from agents.demo_documents import (
+from console_client import run_command_hook
+from console_client.sandbox import UNSANDBOXED_ENV
+from demo.documents import (
     AUDIT_ALL_TOOLS_HOOK_YAML,
     COMPLETION_MARKER_STOP_HOOK_YAML,
     SEED_CUSTOM_AGENT_YAML,
 )
-from console_client import run_command_hook
-from console_client.sandbox import UNSANDBOXED_ENV
 
 
 @pytest.fixture(autouse=True)

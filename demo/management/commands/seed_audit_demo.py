@@ -20,18 +20,18 @@ from django.utils import timezone
 
 from agents import services as agent_services
 from agents.auth import agent_principal
-from agents.demo_documents import (
+from agents.models import Agent, AgentToken, CustomAgent, Hook, Mode
+from approvals import services as approval_services
+from approvals.models import Escalation
+from audit.chain import chain_seal_all
+from audit.models import Outcome
+from demo.documents import (
     AUDIT_ALL_TOOLS_HOOK_YAML,
     COMPLETION_MARKER_STOP_HOOK_YAML,
     DEMO_APPROVAL_HOOK,
     SEED_CUSTOM_AGENT_YAML,
 )
-from agents.models import Agent, AgentToken, CustomAgent, Hook, Mode
-from approvals import services as approval_services
-from approvals.models import Escalation
-from audit.chain import chain_seal_all
-from audit.demo_records import DemoSession, HookKeys, demo_session_items, store_items
-from audit.models import Outcome
+from demo.records import DemoSession, HookKeys, demo_session_items, store_items
 
 DEMO_AGENTS = (
     ("sre-agent", Mode.ENFORCE, "SRE agent (demo)"),

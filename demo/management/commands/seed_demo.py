@@ -11,14 +11,14 @@ import yaml
 from django.core.management.base import BaseCommand
 
 from agents import services as agent_services
-from agents.demo_documents import (
+from agents.models import Agent, CustomAgent, Hook
+from console import services as console_services
+from demo.documents import (
     AUDIT_ALL_TOOLS_HOOK_YAML,
     COMPLETION_MARKER_STOP_HOOK_YAML,
     DEMO_APPROVAL_HOOK,
     SEED_CUSTOM_AGENT_YAML,
 )
-from agents.models import Agent, CustomAgent, Hook
-from console import services as console_services
 
 DEMO_AGENT = "sre-agent"
 DEMO_USERS = (("admin", "admin"), ("reviewer", "reviewer"), ("auditor", "auditor"))
