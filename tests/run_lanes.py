@@ -23,7 +23,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # The unit, API and portal tests; the browser, end-to-end, fault, real-client, security and
 # conformance runs start their own servers on PostgreSQL and Redis.
-SQLITE_PATHS = ("tests/console", "tests/agents", "tests/approvals", "tests/audit")
+SQLITE_PATHS = (
+    "tests/console",
+    "tests/agents",
+    "tests/approvals",
+    "tests/audit",
+    "tests/demo",
+)
 SQLITE_DESELECT = "not postgresql and not redis"
 EMBEDDED_UNSET = ("DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX", "CELERY_TASK_ALWAYS_EAGER")
 
