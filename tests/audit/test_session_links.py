@@ -37,11 +37,6 @@ HOSTILE_IDS = [
 DOT_SEGMENTS = {".", "..", "%2e", ".%2e", "%2e.", "%2e%2e"}
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def sessions(sre: Any) -> dict[str, InterceptionRecord]:
     """One three-record session of sre-agent per hostile id; its input record by id."""
