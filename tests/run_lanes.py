@@ -6,7 +6,8 @@
   tests marked `postgresql` or `redis`.
 
 Each line of output is prefixed with its lane; each lane's summary and wall time closes the
-run. Usage: python tests/run_lanes.py [pytest args for both lanes...]
+run. Usage: python tests/run_lanes.py [pytest args for both lanes...]; with test paths among
+them the sqlite lane runs those paths only (e.g. `make test PYTEST_ARGS=tests/audit`).
 """
 
 from __future__ import annotations
@@ -49,12 +50,19 @@ def pytest_command(args: list[str]) -> list[str]:
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
 
 
+def _names_tests(arg: str) -> bool:
+    return not arg.startswith("-") and (ROOT / arg.split("::", 1)[0]).exists()
+
+
 def lanes(extra: list[str], scratch: str) -> list[Lane]:
+    """Both lanes get `extra`; when it names tests, the sqlite lane runs those instead of
+    SQLITE_PATHS (still without the postgresql/redis ones)."""
     embedded = {k: v for k, v in os.environ.items() if k not in EMBEDDED_UNSET}
     embedded["SQLITE_PATH"] = str(Path(scratch) / "console.sqlite3")
+    paths = [] if any(_names_tests(arg) for arg in extra) else list(SQLITE_PATHS)
     return [
         Lane("postgresql", pytest_command(extra), dict(os.environ)),
-        Lane("sqlite", pytest_command(["-m", SQLITE_DESELECT, *SQLITE_PATHS, *extra]), embedded),
+        Lane("sqlite", pytest_command(["-m", SQLITE_DESELECT, *paths, *extra]), embedded),
     ]
 
 
