@@ -21,12 +21,18 @@ def test_the_sqlite_lane_runs_on_the_embedded_default(monkeypatch, tmp_path):
     monkeypatch.setenv("CHANNELS_PREFIX", "ci")
     postgresql, sqlite = run_lanes.lanes(["-x"], str(tmp_path))
     assert postgresql.env["DATABASE_URL"] and postgresql.env["REDIS_URL"]
-    assert postgresql.args[-1] == "-x" and "-m" not in postgresql.args
+    pytest_args = ["-q", "-p", "no:cacheprovider"]
+    assert postgresql.args[:3] == [sys.executable, "-m", "pytest"]
+    assert postgresql.args[3:] == [*pytest_args, "-x"]
     assert not {"DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX"} & set(sqlite.env)
     assert sqlite.env["SQLITE_PATH"].startswith(str(tmp_path))
-    marks = sqlite.args[sqlite.args.index("-m") + 1]
-    assert marks == "not postgresql and not redis"
-    assert [arg for arg in sqlite.args if arg.startswith("tests/")] == list(run_lanes.SQLITE_PATHS)
+    assert sqlite.args[3:] == [
+        *pytest_args,
+        "-m",
+        "not postgresql and not redis",
+        *run_lanes.SQLITE_PATHS,
+        "-x",
+    ]
 
 
 def test_named_tests_replace_the_sqlite_lanes_folders(tmp_path):

@@ -14,10 +14,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from demo.agents import CUSTOM_AGENT
+
 # The extra arguments of each `run_demo_agent` process.
 DEMO_PROCESSES: tuple[tuple[str, ...], ...] = (
     (),
-    ("--custom-agent", "my_hooked_agent", "--pace", "7"),
+    ("--custom-agent", CUSTOM_AGENT, "--pace", "7"),
 )
 
 
