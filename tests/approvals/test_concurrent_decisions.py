@@ -1,4 +1,5 @@
-"""50 reviewers decide one escalation at the same instant: exactly one decision wins."""
+"""50 reviewers decide one escalation at the same instant: exactly one decision wins (row
+locks order them on PostgreSQL; on SQLite, the embedded default, IMMEDIATE transactions do)."""
 
 from __future__ import annotations
 
