@@ -4,13 +4,14 @@ lives in agents.validation and reaches the form as a ValidationFailed keyed by J
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 import yaml
 from django import forms
 
 from agents.models import Agent, Hook
-from agents.validation import EVENTS, MODEL_TIERS, ValidationFailed
+from agents.validation import EVENTS, HOOK_TYPES, MATCHER_EVENTS, MODEL_TIERS, ValidationFailed
 from console.parsers import TOO_DEEP, DocumentRefused, ensure_storable, json_loads, yaml_loads
 
 IMPORT_MAX_BYTES = 1024 * 1024
@@ -21,6 +22,18 @@ class WarningBoundField(forms.BoundField):
     def warnings(self) -> list[str]:
         found: list[str] = getattr(self.form, "warnings", {}).get(self.name, [])
         return found
+
+    @property
+    def scope(self) -> FieldScope | None:
+        """Which hooks the field applies to, when the form says (HookForm)."""
+        scopes: dict[str, FieldScope] = getattr(self.form, "FIELD_SCOPES", {})
+        return scopes.get(self.name)
+
+    @property
+    def applies(self) -> bool:
+        """Whether the field applies to the hook as the form stands (its event and type)."""
+        applies_to = getattr(self.form, "field_applies", None)
+        return applies_to is None or bool(applies_to(self.name))
 
 
 class ProblemsForm(forms.Form):
@@ -52,6 +65,18 @@ class ProblemsForm(forms.Form):
         for pointer, messages in warnings.items():
             name = self.field_for_pointer(pointer) or "__all__"
             self.warnings.setdefault(name, []).extend(messages)
+
+
+@dataclass(frozen=True)
+class FieldScope:
+    """The hooks a field applies to: these types on these events."""
+
+    types: tuple[str, ...] = HOOK_TYPES
+    events: tuple[str, ...] = EVENTS
+    hint: str = ""
+
+    def covers(self, event: str, hook_type: str) -> bool:
+        return hook_type in self.types and event in self.events
 
 
 def _lf(value: str) -> str:
@@ -138,6 +163,26 @@ class HookForm(ProblemsForm):
         "type", "matcher", "prompt", "command", "script", "timeout", "failMode",
         "maxRejections", "expiresIn", "approvalsRequired",
     )  # fmt: skip
+    _JUDGED = ("prompt", "command")
+    _PROMPT = FieldScope(types=("prompt",), hint="Prompt hooks only.")
+    _COMMAND = FieldScope(types=("command",), hint="Command hooks only.")
+    _APPROVAL = FieldScope(types=("approval",), hint="Approval hooks (PreToolUse) only.")
+    # Which hooks each field applies to; a field not named here applies to every hook.
+    FIELD_SCOPES = {
+        "matcher": FieldScope(events=MATCHER_EVENTS, hint="Not used by Stop hooks."),
+        "prompt": _PROMPT,
+        "model": _PROMPT,
+        "model_deployment": _PROMPT,
+        "command": _COMMAND,
+        "script": _COMMAND,
+        "timeout": FieldScope(types=_JUDGED, hint="Prompt and command hooks only."),
+        "failMode": FieldScope(types=_JUDGED, hint="Prompt and command hooks only."),
+        "maxRejections": FieldScope(
+            types=("prompt",), events=("Stop",), hint="Prompt hooks on Stop only."
+        ),
+        "expiresIn": _APPROVAL,
+        "approvalsRequired": _APPROVAL,
+    }
 
     def __init__(self, *args: Any, hook: Hook | None = None, **kwargs: Any) -> None:
         if hook is not None and "initial" not in kwargs:
@@ -145,6 +190,18 @@ class HookForm(ProblemsForm):
         super().__init__(*args, **kwargs)
         if hook is not None:
             self.fields["event"].disabled = True
+
+    def _chosen(self, name: str, default: str) -> str:
+        if self.is_bound and not self.fields[name].disabled:
+            return str(self.data.get(name) or default)
+        return str(self.initial.get(name) or self.fields[name].initial or default)
+
+    def field_applies(self, name: str) -> bool:
+        """Whether `name` applies to the event and type the form holds now."""
+        scope = self.FIELD_SCOPES.get(name)
+        return scope is None or scope.covers(
+            self._chosen("event", "Stop"), self._chosen("type", "prompt")
+        )
 
     def field_for_pointer(self, pointer: str) -> str | None:
         typed = self.data.get("model_deployment") or self.initial.get("model_deployment")
@@ -263,6 +320,7 @@ class DocumentForm(ProblemsForm):
             text = data.get("text") or ""
         if not text.strip():
             raise forms.ValidationError("Paste a document or choose a file.")
+        data["source"] = text
         try:
             data["document"] = _parse_document(text)
         except DocumentRefused as exc:

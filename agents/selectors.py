@@ -31,6 +31,11 @@ def agents_visible_to(user: Any) -> QuerySet[Agent]:
     return Agent.objects.none()
 
 
+def agents_by_slug(slugs: list[str]) -> list[Agent]:
+    """The agents among `slugs` that exist, by slug (for callers that name agents)."""
+    return list(Agent.objects.filter(slug__in=slugs).order_by("slug"))
+
+
 def get_agent_for_user(user: Any, slug: str, *, write: bool = False) -> Agent:
     """The agent `slug` if `user` may read it (and, with write=True, change it); else 404."""
     if write and not (is_admin(user) or (is_agent(user) and user.agent.slug == slug)):

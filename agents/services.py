@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
 
+from agents.config_review import refuse_if_moved, revision_content, validate_named_document
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
 from agents.selectors import scope_snapshot
 from agents.validation import (
@@ -21,7 +22,6 @@ from agents.validation import (
     Problems,
     ValidationFailed,
     validate_custom_agent_text,
-    validate_document,
     validate_hook,
     validate_hooks_map,
     validate_name,
@@ -381,26 +381,20 @@ def hook_delete(*, actor: Actor | None, hook: Hook) -> None:
 
 
 def custom_agent_put(
-    *, actor: Actor | None, agent: Agent, name: str, document: Any
+    *,
+    actor: Actor | None,
+    agent: Agent,
+    name: str,
+    document: Any,
+    base_revision: int | None = None,
 ) -> tuple[CustomAgent, bool, dict[str, list[str]]]:
-    """Create or replace a custom agent from its v2 document. Returns (custom agent, created, warnings)."""
-    metadata = document.get("metadata") if isinstance(document, dict) else None
-    given = metadata.get("name") if isinstance(metadata, dict) else None
-    mismatch = (
-        f"metadata.name {given!r} does not match the URL name {name!r}."
-        if isinstance(given, str) and given and given != name
-        else None
-    )
-    try:
-        parsed = validate_document(document)
-    except ValidationFailed as exc:
-        if mismatch:  # reported together with every other problem of the document
-            exc.fields.setdefault("/metadata/name", []).append(mismatch)
-        raise
-    if mismatch:
-        raise ValidationFailed(Problems(errors={"/metadata/name": [mismatch]}))
+    """Create or replace a custom agent from its v2 document. Returns (custom agent, created,
+    warnings). With `base_revision` (a reviewed preview) it refuses with BaseRevisionMoved
+    when the custom agent changed since that revision."""
+    parsed = validate_named_document(document, name)
     with transaction.atomic():
         _lock_agent(agent)
+        refuse_if_moved(agent, name, base_revision)
         if not CustomAgent.objects.filter(agent=agent, name=name).exists():
             _refuse_past_custom_agent_limit(agent, "/metadata/name")
         custom_agent, created = CustomAgent.objects.select_for_update().get_or_create(
@@ -508,23 +502,24 @@ def custom_agent_delete(*, actor: Actor | None, custom_agent: CustomAgent) -> No
 
 
 @transaction.atomic
-def revision_rollback(*, actor: Actor | None, revision: ConfigRevision) -> ConfigRevision:
-    """Restore a scope to what `revision` recorded; the restore is itself a new revision."""
+def revision_rollback(
+    *, actor: Actor | None, revision: ConfigRevision, base_revision: int | None = None
+) -> ConfigRevision:
+    """Restore a scope to what `revision` recorded; the restore is itself a new revision.
+    With `base_revision` it refuses with BaseRevisionMoved if the scope changed since."""
     agent = revision.agent
     _lock_agent(agent)
-    snapshot = revision.snapshot or {}
+    refuse_if_moved(agent, revision.custom_agent_name, base_revision)
+    content = revision_content(revision)
     if revision.scope == ConfigRevision.Scope.AGENT:
-        hooks, problems = validate_hooks_map(snapshot.get("hooks"), base="/hooks")
-        if problems.errors:
-            raise ValidationFailed(problems, "That revision no longer validates.")
-        _replace_hooks(agent, None, hooks)
-        if snapshot.get("mode") in Mode.values and agent.mode != snapshot["mode"]:
-            agent.mode = snapshot["mode"]
+        _replace_hooks(agent, None, content.hooks)
+        if content.mode is not None and agent.mode != content.mode:
+            agent.mode = content.mode
             agent.save(update_fields=["mode", "updated_at"])
-    elif snapshot.get("deleted"):
+    elif content.deleted:
         CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).delete()
-    else:
-        parsed = validate_document(snapshot)
+    elif content.document is not None:
+        parsed = content.document
         if not CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).exists():
             _refuse_past_custom_agent_limit(agent, "/name")
         custom_agent, _ = CustomAgent.objects.get_or_create(
@@ -542,7 +537,7 @@ def revision_rollback(*, actor: Actor | None, revision: ConfigRevision) -> Confi
         action=GovernanceAction.REVISION_ROLLED_BACK,
         summary=f"Rolled back {revision.get_scope_display().lower()}"
         f"{' ' + revision.custom_agent_name if revision.custom_agent_name else ''} to revision {revision.number}",
-        deleted=bool(snapshot.get("deleted")),
+        deleted=content.deleted,
     )
 
 

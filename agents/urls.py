@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from agents import views, views_hooktest
+from agents import views, views_hooktest, views_review
 from agents.runtime_hooks import portal as runtime_portal
 
 app_name = "agents"
@@ -20,7 +20,7 @@ urlpatterns = [
     path("<str:slug>/hooks/<str:key>/move/", views.hook_move, name="hook_move"),
     path("<str:slug>/hooks/<str:key>/delete/", views.hook_delete, name="hook_delete"),
     path("<str:slug>/custom/", views.custom_agent_list, name="custom_agents"),
-    path("<str:slug>/import/", views.custom_agent_import, name="custom_import"),
+    path("<str:slug>/import/", views_review.custom_agent_import, name="custom_import"),
     path("<str:slug>/custom/<str:name>/", views.custom_agent_detail, name="custom_agent"),
     path("<str:slug>/custom/<str:name>/hooks/new/", views.hook_create, name="custom_hook_create"),
     path(
@@ -29,7 +29,7 @@ urlpatterns = [
         name="custom_settings",
     ),
     path("<str:slug>/custom/<str:name>/delete/", views.custom_agent_delete, name="custom_delete"),
-    path("<str:slug>/custom/<str:name>/yaml/", views.custom_agent_yaml, name="custom_yaml"),
+    path("<str:slug>/custom/<str:name>/yaml/", views_review.custom_agent_yaml, name="custom_yaml"),
     path("<str:slug>/custom/<str:name>/export/", views.custom_agent_export, name="custom_export"),
     path("<str:slug>/custom/<str:name>/history/", views.history, name="custom_history"),
     path("<str:slug>/tokens/", views.agent_tokens, name="tokens"),
@@ -39,7 +39,7 @@ urlpatterns = [
     path("<str:slug>/history/<int:number>/", views.revision_detail, name="revision"),
     path(
         "<str:slug>/history/<int:number>/rollback/",
-        views.revision_rollback,
+        views_review.revision_rollback,
         name="revision_rollback",
     ),
     # "Test this hook" (agents/views_hooktest.py, owned by the console_client work): GET is

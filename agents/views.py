@@ -31,8 +31,8 @@ from agents.forms import (
     DocumentForm,
     HookForm,
     TokenForm,
-    YamlForm,
 )
+from agents.health import health_context
 from agents.models import Agent, CustomAgent, Hook
 from agents.validation import ValidationFailed
 from audit.selectors import dead_letter_summary
@@ -124,7 +124,12 @@ def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     hooks = selectors.hook_groups(agent, None, request.GET.get("page"))
     context = _agent_page(
-        agent, "hooks", hooks=hooks, custom_agent=None, dead_letters=dead_letter_summary(agent)
+        agent,
+        "hooks",
+        hooks=hooks,
+        custom_agent=None,
+        dead_letters=dead_letter_summary(agent),
+        **health_context(agent, None),
     )
     return _render(request, "agents/agent_hooks.html", "hooks", context)
 
@@ -133,15 +138,18 @@ def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def agent_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
+    url = reverse("agents:detail", args=[slug])
     try:
         services.agent_set_mode(
             actor=request_actor(request), agent=agent, mode=request.POST.get("mode", "")
         )
     except ValidationFailed as exc:
+        if not request.htmx:
+            return _go(request, url, _warned(exc.fields), messages.ERROR)
         messages.error(request, _warned(exc.fields))
     if request.htmx:
         return render(request, "agents/agent_base.html#mode-banner", {"agent": agent})
-    return _go(request, reverse("agents:detail", args=[slug]), f"Mode is now {agent.mode}.")
+    return _go(request, url, f"Mode is now {agent.mode}.")
 
 
 @admin_required
@@ -186,7 +194,8 @@ def _hooks_changed(request: HtmxHttpRequest, hook: Hook, message: str) -> HttpRe
     agent, custom_agent = hook.agent, hook.custom_agent
     hooks = selectors.hook_groups(agent, custom_agent, request.POST.get("page"))
     if request.htmx:
-        context = {"agent": agent, "custom_agent": custom_agent, "hooks": hooks}
+        context = {"agent": agent, "custom_agent": custom_agent, "hooks": hooks, "oob": True}
+        context.update(health_context(agent, custom_agent))
         return render(request, "agents/hooks_panel.html#hooks", context)
     return _go(request, _scope_url(agent, custom_agent, hooks.page.number), message)
 
@@ -297,29 +306,6 @@ def custom_agent_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return _render(request, "agents/custom_agents.html", "custom-agent-form", context)
 
 
-@admin_required
-@require_POST
-def custom_agent_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    agent = selectors.get_agent_for_user(request.user, slug, write=True)
-    form = DocumentForm(request.POST, request.FILES)
-    saved = _apply(
-        form,
-        lambda d: services.custom_agent_put(
-            actor=request_actor(request), agent=agent, name=d["name"], document=d["document"]
-        ),
-    )
-    if saved:
-        custom_agent, created, warnings = saved
-        verb = "Imported new" if created else "Replaced"
-        text = f"{verb} custom agent {custom_agent.name}."
-        if warnings:
-            text += f" Warnings: {_warned(warnings)}"
-        return _go(request, _scope_url(agent, custom_agent), text)
-    return render(
-        request, "agents/custom_agents.html", _custom_page(request, agent, import_form=form)
-    )
-
-
 def _custom_agent_for(request: HtmxHttpRequest, slug: str, name: str) -> CustomAgent:
     agent = selectors.get_agent_for_user(request.user, slug, write=True)
     return selectors.get_custom_agent(agent, name)
@@ -331,7 +317,12 @@ def custom_agent_detail(request: HtmxHttpRequest, slug: str, name: str) -> HttpR
     custom_agent = _custom_agent_for(request, slug, name)
     hooks = selectors.hook_groups(custom_agent.agent, custom_agent, request.GET.get("page"))
     context = _agent_page(
-        custom_agent.agent, "custom", custom_agent=custom_agent, subtab="hooks", hooks=hooks
+        custom_agent.agent,
+        "custom",
+        custom_agent=custom_agent,
+        subtab="hooks",
+        hooks=hooks,
+        **health_context(custom_agent.agent, custom_agent),
     )
     return _render(request, "agents/custom_agent.html", "hooks", context)
 
@@ -363,31 +354,6 @@ def custom_agent_delete(request: HtmxHttpRequest, slug: str, name: str) -> HttpR
     services.custom_agent_delete(actor=request_actor(request), custom_agent=custom_agent)
     url = reverse("agents:custom_agents", args=[slug])
     return _go(request, url, f"Deleted custom agent {name}; its history is kept.")
-
-
-@admin_required
-@GET_POST
-def custom_agent_yaml(request: HtmxHttpRequest, slug: str, name: str) -> HttpResponse:
-    custom_agent = _custom_agent_for(request, slug, name)
-    text = yaml_dump(selectors.custom_agent_as_document(custom_agent))
-    form = YamlForm(request.POST or None, initial={"text": text})
-    if request.method == "POST":
-        saved = _apply(
-            form,
-            lambda d: services.custom_agent_put(
-                actor=request_actor(request),
-                agent=custom_agent.agent,
-                name=name,
-                document=d["document"],
-            ),
-        )
-        if saved:
-            warned = f" Warnings: {_warned(saved[2])}" if saved[2] else ""
-            return _go(request, request.path, f"Saved the document of {name}.{warned}")
-    context = _agent_page(
-        custom_agent.agent, "custom", custom_agent=custom_agent, subtab="yaml", form=form
-    )
-    return _render(request, "agents/custom_yaml.html", "yaml-form", context)
 
 
 @admin_required
@@ -484,22 +450,3 @@ def revision_detail(request: HtmxHttpRequest, slug: str, number: int) -> HttpRes
         subtab="history",
     )
     return _render(request, "agents/revision.html", "diff", context)
-
-
-@admin_required
-@require_POST
-def revision_rollback(request: HtmxHttpRequest, slug: str, number: int) -> HttpResponse:
-    agent = selectors.get_agent_for_user(request.user, slug, write=True)
-    revision = selectors.get_revision(agent, number)
-    name = revision.custom_agent_name
-    url = (
-        reverse("agents:custom_history", args=[slug, name])
-        if name
-        else reverse("agents:history", args=[slug])
-    )
-    try:
-        restored = services.revision_rollback(actor=request_actor(request), revision=revision)
-    except ValidationFailed as exc:
-        return _go(request, url, f"Cannot roll back: {_warned(exc.fields)}", messages.ERROR)
-    text = f"Rolled back to revision {number} (recorded as revision {restored.number})."
-    return _go(request, url, text)

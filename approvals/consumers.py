@@ -5,7 +5,9 @@ approvals.frames for this reviewer's re-rendered HTML and forwards it.
 `?view=inbox` gets rows and the counter; anything else (`?view=nav`) the counter only.
 Before the re-sync and before every push the socket's access is checked again
 (approvals.socket_access): a logout, a deactivation, a lost role or a narrower reviewer
-scope closes the socket instead of sending more escalations.
+scope closes the socket instead of sending more escalations. A change to the person's account
+(approvals.live.access_changed) triggers the same check at once, so a deactivated reviewer's
+socket closes without waiting for the next escalation.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from approvals import frames
-from approvals.live import REVIEWERS_GROUP, remember_server_loop
+from approvals.live import REVIEWERS_GROUP, remember_server_loop, user_group
 from approvals.socket_access import CLOSE_FORBIDDEN, AccessEnded, SocketAccess, socket_access
 
 
@@ -25,7 +27,7 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     access: SocketAccess | None = None
     session_key: str | None = None
     view: str = "nav"
-    joined: bool = False
+    joined: list[str] | None = None
 
     async def connect(self) -> None:
         remember_server_loop()
@@ -38,23 +40,25 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             return
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.view = "inbox" if query.get("view") == ["inbox"] else "nav"
-        await self.channel_layer.group_add(REVIEWERS_GROUP, self.channel_name)
-        self.joined = True
+        self.joined = [REVIEWERS_GROUP, user_group(self.access.user.pk)]
+        for group in self.joined:
+            await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
         for frame in await database_sync_to_async(frames.resync)(self.access.user, self.view):
             await self.send(text_data=frame)
 
     async def disconnect(self, code: int) -> None:
-        if self.joined:
-            self.joined = False
-            await self.channel_layer.group_discard(REVIEWERS_GROUP, self.channel_name)
+        groups, self.joined = self.joined or [], None
+        for group in groups:
+            await self.channel_layer.group_discard(group, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Decisions go through HTTP (CSRF, the same service as the API); nothing to do here."""
 
-    async def escalation_changed(self, event: dict[str, Any]) -> None:
+    async def _recheck(self) -> SocketAccess | None:
+        """The socket's access now; None (and the socket closed) if it ended or shrank."""
         if self.access is None:  # closed already: wake-ups queued before the close
-            return
+            return None
         try:
             self.access = await database_sync_to_async(socket_access)(
                 self.session_key, before=self.access
@@ -63,8 +67,16 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             self.access = None
             await self.disconnect(ended.code)
             await self.close(code=ended.code)
+        return self.access
+
+    async def access_changed(self, event: dict[str, Any]) -> None:
+        await self._recheck()
+
+    async def escalation_changed(self, event: dict[str, Any]) -> None:
+        access = await self._recheck()
+        if access is None:
             return
         for frame in await database_sync_to_async(frames.change)(
-            self.access.user, self.view, event["id"], event["kind"]
+            access.user, self.view, event["id"], event["kind"]
         ):
             await self.send(text_data=frame)

@@ -31,6 +31,11 @@ def escalation_group(pk: UUID | str) -> str:
     return f"approvals.escalation.{UUID(str(pk)).hex}"
 
 
+def user_group(user_id: int) -> str:
+    """Every reviewer socket of one person (to re-check their access at once)."""
+    return f"approvals.user.{int(user_id)}"
+
+
 def remember_server_loop() -> None:
     """Called from async code that serves requests (consumer, long-poll).
 
@@ -87,3 +92,13 @@ def escalation_changed(escalation_id: UUID | str, kind: str) -> None:
 
 def on_commit_changed(escalation_id: UUID | str, kind: str) -> None:
     transaction.on_commit(lambda: escalation_changed(escalation_id, kind))
+
+
+def access_changed(user_id: int) -> None:
+    """A person's account, roles or reviewer scope changed: their open sockets re-check their
+    access now rather than at the next escalation (and close if it ended or shrank)."""
+    push((user_group(user_id), {"type": "access.changed"}))
+
+
+def on_commit_access_changed(user_id: int) -> None:
+    transaction.on_commit(lambda: access_changed(user_id))

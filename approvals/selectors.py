@@ -21,6 +21,7 @@ from approvals.models import (
     EscalationStatus,
     EscalationVote,
     ReviewerScope,
+    SlackIdentity,
     VoteOutcome,
 )
 from console.governance.actions import GovernanceAction
@@ -73,6 +74,21 @@ def reviewer_reach(user: Any) -> ReviewerReach | None:
         return ReviewerReach(None)
     scoped = ReviewerScope.objects.filter(user_id=user.pk).values_list("agent_id", flat=True)
     return ReviewerReach(frozenset(scoped) or None)
+
+
+def reviewer_scopes(user_ids: list[int]) -> dict[int, list[str]]:
+    """The agent slugs each of `user_ids` is restricted to (absent: not restricted)."""
+    scopes: dict[int, list[str]] = {}
+    rows = ReviewerScope.objects.filter(user_id__in=user_ids).order_by("agent__slug")
+    for user_id, slug in rows.values_list("user_id", "agent__slug"):
+        scopes.setdefault(user_id, []).append(slug)
+    return scopes
+
+
+def slack_member_of(user: Any) -> str:
+    """The Slack member ID linked to `user`, or ""."""
+    identity = SlackIdentity.objects.filter(user_id=user.pk).first()
+    return identity.slack_user_id if identity else ""
 
 
 def reviewer_may_decide(user: Any, agent_id: int) -> bool:

@@ -437,6 +437,7 @@ def reviewer_scope_set(
         before={"agents": before},
         after={"agents": sorted(a.slug for a in agents)},
     )
+    live.on_commit_access_changed(user.pk)
     return scopes
 
 

@@ -390,3 +390,60 @@ def dead_letter_summary(agent: Any) -> DeadLetterSummary | None:
     if last is None:
         return None
     return DeadLetterSummary(records=totals["records"], batches=totals["batches"], last=last)
+
+
+HOOK_ERROR_REASON = "console:hook_error"
+HOOK_ERRORS_SCANNED = 500
+
+
+@dataclass(frozen=True)
+class HookLastError:
+    """The latest record that shows a hook error of one hook. `shared`: the record shows a
+    hook error of one of several hooks that ran in that call (records carry no payload, so
+    which one is not recorded)."""
+
+    record: InterceptionRecord
+    reason: str
+    shared: bool
+
+
+def _hook_errors_in(record: InterceptionRecord, keys: set[str]) -> list[tuple[str, str, bool]]:
+    """(hook key, reason, shared) for each hook of `keys` the record shows an error of."""
+    raw = record.raw if isinstance(record.raw, dict) else {}
+    summaries = [s for s in raw.get("verdicts") or [] if isinstance(s, dict)]
+    found = [
+        (str(s["name"]), str(s.get("reason")), False)
+        for s in summaries
+        if s.get("name") in keys
+        and (
+            str(s.get("reason") or "").startswith("host_error:")
+            or s.get("reason") == HOOK_ERROR_REASON
+        )
+    ]
+    if found:
+        return found
+    warnings = (raw.get("verdict") or {}).get("warnings") or []
+    if not any(isinstance(w, dict) and w.get("reason") == HOOK_ERROR_REASON for w in warnings):
+        return []
+    ran = [key for key in dict.fromkeys(record.hook_ids) if key in keys]
+    return [(key, HOOK_ERROR_REASON, len(ran) > 1) for key in ran]
+
+
+def hook_last_errors(agent: Agent, keys: list[str]) -> dict[str, HookLastError]:
+    """The latest hook error recorded for each of `keys` (hook keys of `agent`), among the
+    agent's most recent HOOK_ERRORS_SCANNED warned or host-error records."""
+    wanted = set(keys)
+    recent = (
+        InterceptionRecord.objects.filter(
+            agent=agent, outcome__in=[Outcome.WARNED, Outcome.HOST_ERROR]
+        )
+        .only("id", "timestamp", "raw", "hook_ids", "tool_name", "outcome")
+        .order_by("-timestamp", "-id")[:HOOK_ERRORS_SCANNED]
+    )
+    last: dict[str, HookLastError] = {}
+    for record in recent:
+        for key, reason, shared in _hook_errors_in(record, wanted):
+            last.setdefault(key, HookLastError(record=record, reason=reason, shared=shared))
+        if len(last) == len(wanted):
+            break
+    return last

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
+from django.utils import timezone
 
 from console.actors import Actor
 from console.governance.actions import GovernanceAction
@@ -32,7 +33,6 @@ def user_set_role(
         user.set_password(password)
     elif created:
         user.set_unusable_password()
-    user.is_staff = role == Role.ADMIN
     user.save()
     groups = [Group.objects.get_or_create(name=name)[0] for name in Role.values]
     user.groups.remove(*groups)
@@ -57,3 +57,19 @@ def api_token_issue(*, actor: Actor | None, user: User, name: str = "default") -
         target=token,
     )
     return IssuedApiToken(token=token, plaintext=new.plaintext)
+
+
+@transaction.atomic
+def api_token_revoke(*, actor: Actor | None, token: ApiToken) -> bool:
+    """Revoke `token` at once (the API answers 401 to it from now on); False if it already was."""
+    now = timezone.now()
+    if not ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now):
+        return False
+    token.revoked_at = now
+    governance_event_record(
+        actor=actor,
+        action=GovernanceAction.TOKEN_REVOKED,
+        summary=f"Revoked API token {token.name} ({token.prefix}…) of {token.user.username}",
+        target=token,
+    )
+    return True

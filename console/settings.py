@@ -65,7 +65,7 @@ SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "console.admin_site.ConsoleAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "agents",
     "approvals",
     "audit",
+    "users",
     # The demo of `make run` (seed and demo agent commands); nothing in the apps imports it.
     "demo",
 ]
@@ -199,6 +200,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# A refused CSRF check shows the console's own 403 page, in DEBUG too.
+CSRF_FAILURE_VIEW = "console.views.csrf_failure"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"

@@ -22,4 +22,5 @@ urlpatterns = [
     path("agents/", include("agents.urls")),
     path("approvals/", include("approvals.urls")),
     path("audit/", include("audit.urls")),
+    path("users/", include("users.urls")),
 ]

@@ -1,4 +1,4 @@
-"""The landing redirect and a health probe."""
+"""The landing redirect, a health probe and the page for a refused CSRF check."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
+from django.views.decorators.csrf import requires_csrf_token
 from django.views.decorators.http import require_safe
 
 from console.roles import primary_role
@@ -29,3 +30,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"ok": True})
+
+
+@requires_csrf_token
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """Django's own CSRF page shows its internals in DEBUG; people get the console's 403."""
+    message = (
+        "This form was out of date or opened elsewhere, so it was not sent. "
+        "Go back, reload the page and try again."
+    )
+    return render(request, "403.html", {"exception": message}, status=403)

@@ -29,6 +29,7 @@ SQLITE_PATHS = (
     "tests/agents",
     "tests/approvals",
     "tests/audit",
+    "tests/users",
     "tests/demo",
 )
 SQLITE_DESELECT = "not postgresql and not redis"

@@ -32,6 +32,9 @@ class GovernanceAction(models.TextChoices):
     # console: people and roles
     USER_CREATED = "user.created", "User created"
     USER_ROLE_SET = "user.role_set", "User role set"
+    USER_DEACTIVATED = "user.deactivated", "User deactivated"
+    USER_REACTIVATED = "user.reactivated", "User reactivated"
+    USER_INVITATION_ISSUED = "user.invitation_issued", "User invitation link issued"
     # approvals
     ESCALATION_CREATED = "escalation.created", "Escalation created"
     ESCALATION_VOTED = "escalation.voted", "Escalation voted"

@@ -1,6 +1,7 @@
 /* Reviewer inbox and escalation page: expiry countdowns, the order of rows, arrivals
    (highlight, opt-in browser notifications), rows decided elsewhere, selection for bulk
-   decisions, keyboard shortcuts, the live-connection indicator, and the undo window.
+   decisions, keyboard shortcuts, the live-connection indicator (and why it was disconnected),
+   and the undo window.
 
    Undo window: an approval (button, `a`, "Approve selected", and any bulk decision) is held
    here for HOLD_SECONDS before its request leaves; "Undo" (or `u`) drops it and nothing was
@@ -11,6 +12,7 @@
 
   var HOLD_SECONDS = 5;
   var DEPART_MS = 4000;
+  var RELOAD_AFTER_MS = 1500;
   var NOTIFY_KEY = "approvals.notifications";
 
   function now() { return window.consoleServerNow ? window.consoleServerNow() : Date.now(); }
@@ -444,13 +446,17 @@
     document.body.addEventListener("htmx:wsClose", function (event) {
       var code = event.detail && event.detail.event ? event.detail.event.code : 0;
       // approvals/socket_access.py: 4401 the session ended, 4403 the role or scope shrank.
-      // Drop what this page shows and reload: the login page, or the inbox as it is now.
+      // Drop what this page shows, say why, and reload: the login page, or the inbox as it
+      // is now.
       if (code === 4401 || code === 4403) {
         holds.slice().forEach(endHold);
         var body = document.getElementById("pending-rows");
         if (body) { body.innerHTML = ""; }
         liveState(code === 4401 ? "signed out" : "access changed", false);
-        window.location.reload();
+        flash("warning", code === 4401
+          ? "Disconnected: your session has ended (signed out, expired or deactivated). Opening the login page…"
+          : "Disconnected: your access has changed. Reloading…");
+        setTimeout(function () { window.location.reload(); }, RELOAD_AFTER_MS);
         return;
       }
       liveState("reconnecting…", false);

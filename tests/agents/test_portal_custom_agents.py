@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from agents import services
 from agents.models import ConfigRevision, CustomAgent, Hook
 from demo.documents import SEED_CUSTOM_AGENT_YAML
+from tests.agents.review_steps import preview_then_confirm
 
 
 def _seeded(agent):
@@ -109,7 +110,7 @@ def test_yaml_edit_replaces_the_custom_agent_and_its_hooks(admin_client, sre):
     document["spec"]["instructions"] = "Edited in YAML."
     document["spec"]["hooks"]["PostToolUse"][0]["timeout"] = 90
     del document["spec"]["hooks"]["Stop"]
-    response = admin_client.post(url, {"text": yaml.safe_dump(document)})
+    response = preview_then_confirm(admin_client, url, {"text": yaml.safe_dump(document)})
     assert response.status_code == 302
     custom_agent = CustomAgent.objects.get(name="my_hooked_agent")
     assert custom_agent.instructions == "Edited in YAML."
@@ -172,7 +173,7 @@ def test_export_downloads_the_yaml_document(admin_client, sre):
 @pytest.mark.django_db
 def test_import_an_uploaded_yaml_file_creates_the_custom_agent(admin_client, sre):
     upload = SimpleUploadedFile("agent.yaml", SEED_CUSTOM_AGENT_YAML.encode(), "application/yaml")
-    response = admin_client.post("/agents/sre-agent/import/", {"file": upload})
+    response = preview_then_confirm(admin_client, "/agents/sre-agent/import/", {"file": upload})
     assert response.status_code == 302
     assert response.url == "/agents/sre-agent/custom/my_hooked_agent/"
     custom_agent = CustomAgent.objects.get(agent=sre.agent, name="my_hooked_agent")
@@ -184,7 +185,9 @@ def test_import_pasted_json_replaces_an_existing_custom_agent(admin_client, sre)
     _seeded(sre.agent)
     document = yaml.safe_load(SEED_CUSTOM_AGENT_YAML)
     document["spec"]["hooks"] = {"Stop": [{"type": "prompt", "prompt": "Done?"}]}
-    response = admin_client.post("/agents/sre-agent/import/", {"text": json.dumps(document)})
+    response = preview_then_confirm(
+        admin_client, "/agents/sre-agent/import/", {"text": json.dumps(document)}
+    )
     assert response.status_code == 302
     hooks = Hook.objects.filter(custom_agent__name="my_hooked_agent")
     assert [h.definition["prompt"] for h in hooks] == ["Done?"]
@@ -196,7 +199,8 @@ def test_import_export_round_trip_is_equal(admin_client, sre, other):
     _seeded(sre.agent)
     exported = admin_client.get("/agents/sre-agent/custom/my_hooked_agent/export/").content
     upload = SimpleUploadedFile("my_hooked_agent.yaml", exported, "application/yaml")
-    assert admin_client.post("/agents/other-agent/import/", {"file": upload}).status_code == 302
+    imported = preview_then_confirm(admin_client, "/agents/other-agent/import/", {"file": upload})
+    assert imported.status_code == 302
     again = admin_client.get("/agents/other-agent/custom/my_hooked_agent/export/").content
     assert yaml.safe_load(again) == yaml.safe_load(exported)
 

@@ -7,6 +7,7 @@ import pytest
 
 from agents import services
 from agents.models import ConfigRevision, CustomAgent, Hook
+from tests.agents.review_steps import preview_then_confirm
 
 
 def _hook(agent, command, custom_agent=None):
@@ -75,7 +76,7 @@ def test_roll_back_through_the_page_restores_hooks_and_records_a_new_revision(
     keep = ConfigRevision.objects.filter(agent=sre.agent).order_by("-number")[0].number
     _hook(sre.agent, "echo two")
     admin_client.post("/agents/sre-agent/mode/", {"mode": "evaluate_only"})
-    response = admin_client.post(f"/agents/sre-agent/history/{keep}/rollback/")
+    response = preview_then_confirm(admin_client, f"/agents/sre-agent/history/{keep}/rollback/")
     assert response.status_code == 302 and response.url == "/agents/sre-agent/history/"
     hooks = Hook.objects.filter(agent=sre.agent, custom_agent=None)
     assert [h.definition["command"] for h in hooks] == ["echo one"]
@@ -93,7 +94,7 @@ def test_roll_back_brings_a_deleted_custom_agent_back(admin_client, sre):
     keep = ConfigRevision.objects.filter(agent=sre.agent).order_by("-number")[0].number
     admin_client.post("/agents/sre-agent/custom/triage/delete/")
     assert not CustomAgent.objects.filter(name="triage").exists()
-    response = admin_client.post(f"/agents/sre-agent/history/{keep}/rollback/")
+    response = preview_then_confirm(admin_client, f"/agents/sre-agent/history/{keep}/rollback/")
     assert response.url == "/agents/sre-agent/custom/triage/history/"
     restored = CustomAgent.objects.get(agent=sre.agent, name="triage")
     assert [h.definition["command"] for h in Hook.objects.filter(custom_agent=restored)] == [

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from agents import services
+from agents.forms import HookForm
 from agents.models import Hook
 
 URL = "/agents/sre-agent/hooks/new/"
@@ -303,3 +305,50 @@ def test_the_test_panel_link_keeps_a_hostile_event_value_inside_its_parameter(ad
     assert len(links) == 2
     for link in links:
         assert link == f"/agents/sre-agent/hooks/test?event=Stop%26hook%3D{hook.key}", link
+
+
+@pytest.mark.parametrize(
+    ("event", "hook_type", "applies", "not_applies"),
+    [
+        ("Stop", "prompt", {"prompt", "model", "timeout", "failMode", "maxRejections"},
+         {"matcher", "command", "script", "expiresIn", "approvalsRequired"}),
+        ("PostToolUse", "command", {"matcher", "command", "script", "timeout", "failMode"},
+         {"prompt", "model", "maxRejections", "expiresIn", "approvalsRequired"}),
+        ("PreToolUse", "approval", {"matcher", "expiresIn", "approvalsRequired"},
+         {"prompt", "command", "timeout", "failMode", "maxRejections", "model"}),
+    ],
+)  # fmt: skip
+def test_the_form_knows_which_fields_apply_to_an_event_and_type(
+    event, hook_type, applies, not_applies
+):
+    form = HookForm({"event": event, "type": hook_type})
+    assert {name for name in applies | not_applies if form.field_applies(name)} == applies
+    assert form.field_applies("enabled") and form.field_applies("type")
+
+
+@pytest.mark.django_db
+def test_fields_carry_where_they_apply_and_say_so_without_javascript(admin_client, sre):
+    html = admin_client.get(URL + "?event=Stop").content.decode()
+    matcher = _field_html(html, "matcher")
+    assert 'data-events="PostToolUse PreToolUse"' in matcher
+    assert 'field-na" id="field-matcher"' in html
+    assert "Not used by Stop hooks." in matcher and "Not used by the hook as chosen" in matcher
+    rejections = _field_html(html, "maxRejections")
+    assert 'data-types="prompt" data-events="Stop"' in rejections
+    assert 'field-na" id="field-maxRejections"' not in html
+    assert "Prompt hooks on Stop only." in rejections
+
+
+@pytest.mark.django_db
+def test_editing_a_hook_judges_the_fields_by_its_stored_event(admin_client, sre):
+    hook, _ = services.hook_create(
+        actor=None,
+        agent=sre.agent,
+        custom_agent=None,
+        event="PreToolUse",
+        raw={"type": "approval", "matcher": "deploy"},
+    )
+    form = admin_client.get(f"/agents/sre-agent/hooks/{hook.key}/").context["form"]
+    assert form.field_applies("approvalsRequired") and not form.field_applies("timeout")
+    posted = HookForm({"event": "Stop", "type": "approval"}, hook=hook)
+    assert posted.field_applies("matcher")  # the event cannot change on edit

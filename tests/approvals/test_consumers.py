@@ -18,6 +18,7 @@ from approvals import services
 from console import services as console_services
 from console.asgi import application
 from tests.approvals.conftest import approval_hook, in_own_thread
+from users import services as user_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -246,6 +247,36 @@ async def test_deactivation_closes_the_socket(rita, escalate, close_db_after):
     _browser, socket = await open_as(rita)
     await sync_to_async(User.objects.filter(pk=rita.pk).update)(is_active=False)
     await closed_before_the_next_escalation(socket, escalate, 4401)
+
+
+async def test_deactivation_by_an_admin_closes_the_socket_at_once(rita, alice, close_db_after):
+    """No escalation needed: the deactivation itself wakes the socket, which re-checks."""
+    _browser, socket = await open_as(rita)
+    await asyncio.to_thread(in_own_thread(user_services.user_deactivate), actor=alice, user=rita)
+    output = await socket.receive_output(timeout=5)
+    assert output == {"type": "websocket.close", "code": 4401}
+    await socket.wait()
+
+
+async def test_roles_taken_by_an_admin_close_the_socket_at_once(rita, alice, close_db_after):
+    _browser, socket = await open_as(rita)
+    await asyncio.to_thread(
+        in_own_thread(user_services.user_update),
+        actor=alice,
+        user=rita,
+        roles=["auditor"],
+        agent_slugs=[],
+    )
+    output = await socket.receive_output(timeout=5)
+    assert output == {"type": "websocket.close", "code": 4403}
+    await socket.wait()
+
+
+async def test_someone_elses_deactivation_keeps_the_socket(rita, alice, audrey, close_db_after):
+    _browser, socket = await open_as(rita)
+    await asyncio.to_thread(in_own_thread(user_services.user_deactivate), actor=alice, user=audrey)
+    assert await socket.receive_nothing(timeout=1)
+    await socket.disconnect()
 
 
 async def test_losing_the_reviewer_role_closes_the_socket(rita, escalate, close_db_after):

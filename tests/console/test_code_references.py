@@ -7,7 +7,18 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = ("agents", "approvals", "audit", "console", "console_client", "templates", "tests", "bench")
+CODE = (
+    "agents",
+    "approvals",
+    "audit",
+    "users",
+    "console",
+    "console_client",
+    "demo",
+    "templates",
+    "tests",
+    "bench",
+)
 SUFFIXES = {".py", ".html", ".js", ".sh", ".toml", ".yml", ".yaml"}
 # "DESIGN §6", "SPEC §1", "DESIGN.md", "SPEC.md", "DESIGN: ..." (a section sign or the file).
 OUTSIDE_DOCUMENT = re.compile(r"\b(?:DESIGN|SPEC)(?:\.md\b|\s*§|:)")

@@ -1,10 +1,10 @@
 """The layers do not loop: the kernel (`console/`, with the governance log) sits below the
 apps, and the agent-side package below everything.
 
-1. No module under console/ imports agents, approvals or audit, except the wiring modules
+1. No module under console/ imports agents, approvals, audit or users, except the wiring modules
    (settings, urls, routing, asgi), which name the apps to put them together.
 2. console_client imports neither Django nor any server package.
-3. agents, approvals and audit may import console (and console_client).
+3. agents, approvals, audit and users may import console (and console_client).
 4. Nothing imports the demo (demo/), which sits above the apps.
 5. Nothing imports a project package inside `try: … except ImportError`: an app's module is
    always there, so such a guard only hides the dependency.
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("agents", "approvals", "audit")
+APPS = ("agents", "approvals", "audit", "users")
 SERVER = ("console", *APPS)
 KERNEL_WIRING = frozenset(
     {"console/settings.py", "console/urls.py", "console/routing.py", "console/asgi.py"}

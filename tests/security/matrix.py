@@ -28,8 +28,9 @@ below follow these decisions, each what an experienced user expects:
   is nothing for them), not a redirect back to the login form they just passed.
 - Django's own account pages (login, logout (POST only), password change for anyone logged
   in, the password-reset pages for anyone) are as Django ships them.
-- `/admin/` is Django admin with its own staff check: one row in the test (anonymous → the
-  admin login).
+- `/admin/` is Django admin, the superusers' back office (console.admin_site): one row in
+  the test (anonymous and every console persona, admins included → the admin login). Console
+  admins manage users under `/users/`.
 - `POST /api/v1/integrations/slack/interactions` is authenticated by Slack's request
   signature alone: cookies and tokens neither help nor hurt. Unsigned → 401 for
   everyone; correctly signed (`SLACK_SECRET`, which the matrix test sets) → 200 for everyone,
@@ -56,9 +57,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from agents.config_review import scope_revision
 from tests.approvals.conftest import approval_request
 from tests.audit.record_wires import items, sdk_session
-from tests.security.world import AGENT_PERSONAS, PERSONAS, SESSION_PERSONAS, World
+from tests.security.world import AGENT_PERSONAS, CUSTOM, PERSONAS, SESSION_PERSONAS, World
 
 LOGIN = "login"
 Expect = dict[str, int | str]
@@ -135,6 +137,16 @@ def _document(name: str, instructions: str) -> dict[str, Any]:
     }
 
 
+def _confirm(text: str | None, custom_agent: str = "") -> Callable[[World], dict[str, Any]]:
+    """The Confirm button of a preview: the reviewed text and the scope's current revision."""
+
+    def body(world: World) -> dict[str, Any]:
+        base = scope_revision(world.sre, custom_agent)
+        return {"step": "confirm", "base_revision": base, **({"text": text} if text else {})}
+
+    return body
+
+
 CLAUDE_CODE_PRE_TOOL_USE = {
     "session_id": "matrix-session",
     "cwd": "/tmp/project",
@@ -198,6 +210,7 @@ AGENT_OR_ADMIN = ("admin", "agent", "agent_other")
 A = "agents/<str:slug>/"
 C = A + "custom/<str:name>/"
 H = A + "hooks/<str:key>/"
+U = "users/<int:pk>/"
 
 ROWS: list[Row] = [
     # console ------------------------------------------------------------------------------
@@ -486,9 +499,18 @@ ROWS: list[Row] = [
         A + "import/",
         "POST",
         "/agents/{sre}/import/",
-        page(302, *ADMIN),
+        page(200, *ADMIN),
         {"text": _json(_document("imported", "hello"))},
+        label="preview",
+    ),
+    Row(
+        A + "import/",
+        "POST",
+        "/agents/{sre}/import/",
+        page(302, *ADMIN),
+        _confirm(_json(_document("imported", "hello")), custom_agent="imported"),
         writes=True,
+        label="confirm",
     ),
     Row(C, "GET", "/agents/{sre}/custom/{custom}/", page(200, *ADMIN)),
     Row(C + "hooks/new/", "GET", "/agents/{sre}/custom/{custom}/hooks/new/", page(200, *ADMIN)),
@@ -522,9 +544,18 @@ ROWS: list[Row] = [
         C + "yaml/",
         "POST",
         "/agents/{sre}/custom/{custom}/yaml/",
-        page(302, *ADMIN),
+        page(200, *ADMIN),
         {"text": _json(_document("triage", "edited"))},
+        label="preview",
+    ),
+    Row(
+        C + "yaml/",
+        "POST",
+        "/agents/{sre}/custom/{custom}/yaml/",
+        page(302, *ADMIN),
+        _confirm(_json(_document("triage", "edited")), custom_agent=CUSTOM),
         writes=True,
+        label="confirm",
     ),
     Row(C + "export/", "GET", "/agents/{sre}/custom/{custom}/export/", page(200, *ADMIN)),
     Row(C + "history/", "GET", "/agents/{sre}/custom/{custom}/history/", page(200, *ADMIN)),
@@ -560,9 +591,18 @@ ROWS: list[Row] = [
         A + "history/<int:number>/rollback/",
         "POST",
         "/agents/{sre}/history/{revision}/rollback/",
-        page(302, *ADMIN),
+        page(200, *ADMIN),
         {},
+        label="preview",
+    ),
+    Row(
+        A + "history/<int:number>/rollback/",
+        "POST",
+        "/agents/{sre}/history/{revision}/rollback/",
+        page(302, *ADMIN),
+        _confirm(None),
         writes=True,
+        label="confirm",
     ),
     # approvals pages (reviewers) ----------------------------------------------------------
     Row("approvals/", "GET", "/approvals/", page(200, *REVIEWERS)),
@@ -616,4 +656,44 @@ ROWS: list[Row] = [
     ),
     Row("audit/events/", "GET", "/audit/events/", page(200, *AUDITORS)),
     Row("audit/dashboard/", "GET", "/audit/dashboard/", page(200, *AUDITORS)),
+    # user pages (admins); the target is the no-role person ----------------------------------
+    Row("users/", "GET", "/users/", page(200, *ADMIN)),
+    Row("users/new/", "GET", "/users/new/", page(200, *ADMIN)),
+    Row(
+        "users/new/",
+        "POST",
+        "/users/new/",
+        page(200, *ADMIN),
+        {"username": "newcomer", "roles": ["auditor"]},
+        writes=True,
+    ),
+    Row(U, "GET", "/users/{person}/", page(200, *ADMIN)),
+    Row(U, "POST", "/users/{person}/", page(302, *ADMIN), {"roles": ["auditor"]}, writes=True),
+    Row(U + "invitation/", "POST", "/users/{person}/invitation/", page(200, *ADMIN), writes=True),
+    Row(U + "deactivate/", "GET", "/users/{person}/deactivate/", page(200, *ADMIN)),
+    Row(U + "deactivate/", "POST", "/users/{person}/deactivate/", page(302, *ADMIN), writes=True),
+    Row(U + "reactivate/", "POST", "/users/{inactive}/reactivate/", page(302, *ADMIN), writes=True),
+    Row(
+        U + "slack/",
+        "POST",
+        "/users/{person}/slack/",
+        page(302, *ADMIN),
+        {"slack_user_id": "U0MATRIX02"},
+        writes=True,
+    ),
+    Row(
+        U + "tokens/",
+        "POST",
+        "/users/{person}/tokens/",
+        page(200, *ADMIN),
+        {"name": "ci"},
+        writes=True,
+    ),
+    Row(
+        U + "tokens/<int:token_pk>/revoke/",
+        "POST",
+        "/users/{person}/tokens/{person_token}/revoke/",
+        page(302, *ADMIN),
+        writes=True,
+    ),
 ]

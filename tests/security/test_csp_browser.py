@@ -52,6 +52,10 @@ def _pages(world: World) -> dict[str, list[str]]:
             f"/approvals/{world.escalation.pk}/",
             *audit,
             "/api/docs/",
+            "/users/",
+            "/users/new/",
+            world.fmt("/users/{person}/"),
+            world.fmt("/users/{person}/deactivate/"),
         ],
         "rev": [
             "/approvals/",
@@ -116,6 +120,7 @@ def _log_in(page: Page, base: str, username: str) -> None:
 def _interact_as_admin(page: Page, base: str, world: World, problems: list[str]) -> None:
     """Controls that swap HTML in or toggle parts of the page."""
     page.goto(f"{base}/agents/{SRE}/hooks/new/")
+    page.select_option("#id_event", "PreToolUse")  # Stop hooks have no matcher field
     page.select_option("#id_type", "command")
     page.select_option("#id_type", "approval")
     page.fill("#id_matcher", "(unclosed")

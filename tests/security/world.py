@@ -86,6 +86,8 @@ class World:
     escalation: Escalation  # pending, sre-agent
     record: InterceptionRecord  # of sre-agent, in SRE_SESSION
     export: RecordExport  # a complete export of sre-agent's records, by the auditor
+    person_token_pk: int  # the no-role person's live personal token (the user pages' target)
+    inactive_pk: int  # a deactivated user (the reactivate row's target)
     sessions: dict[str, str] = field(default_factory=dict)  # persona -> sessionid cookie
 
     def markers(self) -> list[str]:
@@ -121,6 +123,9 @@ class World:
             session=SRE_SESSION,
             link=decision_link_token(self.escalation),
             export=self.export.pk,
+            person=self.users["norole"].pk,
+            person_token=self.person_token_pk,
+            inactive=self.inactive_pk,
         )
 
 
@@ -179,9 +184,10 @@ def build_world() -> World:
     agent_services.agent_token_revoke(actor=None, token=revoked.token)
     tokens["agent_revoked"] = revoked.plaintext
     spare = agent_services.agent_token_issue(actor=None, agent=sre, name="spare")
+    personal_tokens = {}
     for persona in SESSION_PERSONAS:
-        issued = console_services.api_token_issue(actor=None, user=users[persona])
-        tokens[f"pat_{persona}"] = issued.plaintext
+        personal_tokens[persona] = console_services.api_token_issue(actor=None, user=users[persona])
+        tokens[f"pat_{persona}"] = personal_tokens[persona].plaintext
     dead = console_services.api_token_issue(actor=None, user=users["admin"], name="old")
     ApiToken.objects.filter(pk=dead.token.pk).update(revoked_at=timezone.now())
     tokens["pat_revoked"] = dead.plaintext
@@ -223,6 +229,8 @@ def build_world() -> World:
         escalation=_escalate(tokens["agent"]),
         record=InterceptionRecord.objects.filter(agent=sre, session_id=SRE_SESSION).first(),
         export=_export(users["auditor"]),
+        person_token_pk=personal_tokens["norole"].token.pk,
+        inactive_pk=User.objects.create_user("dora", is_active=False).pk,
     )
     world.sessions = {p: _session_cookie(users[p]) for p in SESSION_PERSONAS}
     return world
