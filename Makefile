@@ -57,7 +57,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 
 typecheck: venv
-	$(VENV)/bin/mypy agents console_client console approvals audit users
+	$(VENV)/bin/mypy agents console_client console approvals audit users demo
 
 run: venv system-deps
 	$(PY) manage.py migrate --noinput
@@ -66,8 +66,10 @@ run: venv system-deps
 
 test: system-deps venv services reach-clients lint typecheck
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) manage.py makemigrations --check --dry-run
+	@# Two lanes at once (tests/run_lanes.py): the whole suite on PostgreSQL + Redis, and the
+	@# unit, API and portal tests on the embedded default of `make run` (SQLite, in-process).
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REACH_CLIENTS_DIR=$(REACH_CLIENTS_DIR) REACH_CLIENTS_REQUIRED=1 \
-		$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+		$(PY) tests/run_lanes.py $(PYTEST_ARGS)
 
 bench: venv services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) bash bench/run_all.sh

@@ -1,4 +1,4 @@
-"""REST API v2 for custom agents and v1 for agent-level hooks (DESIGN §4).
+"""REST API v2 for custom agents and v1 for agent-level hooks (README "API").
 
 Agent tokens act on their own agent; admins name the agent with `?agent=<slug>`.
 """

@@ -102,7 +102,7 @@ def declaration_document(agent: Agent, custom_agent: CustomAgent | None) -> dict
         "host": {"name": HOST_NAME},
         "configuration": {
             "mode": agent.mode,
-            # run_all: every matching hook runs (SPEC §1), the strictest verdict wins, and
+            # run_all: every matching hook runs, the strictest verdict wins, and
             # the reviewers are asked once when every standing deny is an approval.
             "composition": {"profile": "sequential/run_all"},
             "identity_provider": "jcs-sha256",

@@ -55,7 +55,8 @@ SAMPLE_TRANSCRIPT = (
 
 
 def sample_context(event: str, agent_name: str) -> dict[str, Any]:
-    """The hook context the portal pre-fills for `event`."""
+    """The context the portal pre-fills for `event`: the fields a hook receives at it
+    (console_client.context_mapping.hook_context)."""
     return _sample_context(event, agent_name)
 
 

@@ -156,7 +156,7 @@ class AgentToken(models.Model):
 
 
 class Runtime(models.TextChoices):
-    """Agent runtimes governed through their own hooks (DESIGN §6)."""
+    """Agent runtimes governed through their own hooks (POST /api/v1/hooks/{runtime})."""
 
     CLAUDE_CODE = "claude-code", "Claude Code"
     CODEX = "codex", "Codex CLI"

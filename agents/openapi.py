@@ -44,7 +44,7 @@ Pointers = serializers.DictField(
 
 
 class HookSerializer(serializers.Serializer[Any]):
-    """One hook (SPEC §1 options; `approval` is the console's PreToolUse type)."""
+    """One hook (its options; `approval` is the console's PreToolUse type)."""
 
     type = serializers.ChoiceField(choices=HOOK_TYPES, required=False, help_text="Default prompt.")
     matcher = serializers.CharField(

@@ -17,7 +17,7 @@ from console.actors import is_agent
 from console.api import yaml_dump
 from console.roles import is_admin, is_auditor, is_reviewer
 
-# The agent side's own matcher (SPEC §1: anchored, case-sensitive, `*` all, empty nothing):
+# The agent side's own matcher (anchored, case-sensitive, `*` all, empty nothing):
 # the console decides which hooks apply with exactly the code that runs them.
 from console_client.context_mapping import matcher_matches
 

@@ -1,4 +1,4 @@
-"""Validation of hooks and of the ExtendedAgent v2 document (SPEC §1): one implementation
+"""Validation of hooks and of the ExtendedAgent v2 document: one implementation
 for the portal forms and the REST API alike.
 
 Pure functions over plain dicts. Errors and warnings are keyed by JSON pointer
@@ -122,7 +122,7 @@ def _has_nul(value: Any, key: str, at: str, problems: Problems) -> bool:
 
 
 def _too_big(value: Any, key: str, limit: int, at: str, problems: Problems) -> bool:
-    """Text fields are bounded in UTF-8 bytes, as scripts are (SPEC: script <= 64 KB)."""
+    """Text fields are bounded in UTF-8 bytes, as scripts are (a script: at most 64 KB)."""
     if not isinstance(value, str) or len(value) <= limit // 4:
         return False
     size = len(value.encode("utf-8", "surrogatepass"))

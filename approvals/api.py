@@ -1,4 +1,4 @@
-"""Escalations API (DESIGN §4): agents open escalations, reviewers list and decide them.
+"""Escalations API: agents open escalations, reviewers list and decide them.
 
 The agent's long-poll (`GET /api/v1/escalations/{id}?wait=N`) is an async view of its own,
 in approvals/longpoll.py.

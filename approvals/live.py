@@ -14,8 +14,10 @@ from typing import Any
 from uuid import UUID
 
 from asgiref.sync import async_to_sync
-from channels.layers import InMemoryChannelLayer, get_channel_layer
+from channels.layers import get_channel_layer
 from django.db import transaction
+
+from console import embedded
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ def push(*messages: tuple[str, dict[str, Any]]) -> None:
     try:
         loop = _server["loop"]
         if (
-            isinstance(layer, InMemoryChannelLayer)
+            embedded.channel_layer_in_process(layer)
             and loop is not None
             and loop.is_running()
             and _server["thread"] != threading.get_ident()

@@ -12,7 +12,6 @@ blocks or fails the caller. Sending goes through console.outbound: public addres
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 from uuid import UUID
 
@@ -23,6 +22,7 @@ from django.db import transaction
 from approvals.links import decision_link_url
 from approvals.models import Escalation
 from approvals.slack import approval_message
+from console import embedded
 from console.outbound import OutboundRefused, post_json
 
 logger = logging.getLogger(__name__)
@@ -63,22 +63,21 @@ def webhook_body(escalation: Escalation, event: str) -> dict[str, Any]:
     return {"text": f"Escalation {what} on {where}: {escalation.status}{who}. {link}"}
 
 
-def _enqueue(task_name: str, *args: str | dict[str, Any]) -> None:
-    from approvals import tasks
-
-    try:
-        getattr(tasks, task_name).delay(*args)
-    except Exception as exc:  # broker down: the decision stands; the webhook is best effort
-        logger.warning("approvals: could not queue %s (%s: %s)", task_name, type(exc).__name__, exc)
-
-
 def _after_commit(task_name: str, *args: str | dict[str, Any]) -> None:
     def send() -> None:
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            # Embedded default: tasks run in-process; keep the request path free of HTTP.
-            threading.Thread(target=_enqueue, args=(task_name, *args), daemon=True).start()
-        else:
-            _enqueue(task_name, *args)
+        from approvals import tasks
+
+        task = getattr(tasks, task_name)
+        if embedded.tasks_in_process():
+            # No worker: a thread sends (and retries with backoff) off the request path.
+            embedded.task_run_in_thread(task, *args)
+            return
+        try:
+            task.delay(*args)
+        except Exception as exc:  # broker down: the decision stands; the webhook is best effort
+            logger.warning(
+                "approvals: could not queue %s (%s: %s)", task_name, type(exc).__name__, exc
+            )
 
     transaction.on_commit(send)
 

@@ -1,5 +1,5 @@
 """`POST /api/v1/integrations/slack/interactions`: a reviewer's Approve/Reject click on a
-Slack message (DESIGN §4, docs/slack.md).
+Slack message (docs/slack.md).
 
 Only Slack's signature authenticates the request (no session, no token, no CSRF token:
 Slack sends none). The clicking Slack member acts as the console user an admin linked to

@@ -1,4 +1,4 @@
-"""Record API (DESIGN §4): ingest for agent tokens, search and export for auditors.
+"""Record API: ingest for agent tokens, search and export for auditors.
 
 POST /api/v1/records          agent token → 202 {"accepted", "duplicates"}
 POST /api/v1/records/dead-letters  agent token → 202 {"accepted", "duplicates"}
@@ -18,7 +18,7 @@ import orjson
 import psycopg
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
-from django.db import InterfaceError, OperationalError, connection
+from django.db import InterfaceError, OperationalError
 from django.http import HttpResponseBase, StreamingHttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -50,6 +50,7 @@ from audit.selectors import (
     records_filter,
     records_page,
 )
+from console import embedded
 from console.actors import request_actor
 from console.auth import IsAgent, IsAuditor
 from console.errors import InvalidInput, Unavailable, UnsupportedMediaType, pointer
@@ -177,17 +178,18 @@ class RecordDeadLettersApi(_RecordsView):
 def _export_content(
     request: Request, qs: Any, fmt: str, statement: str | None, export_id: UUID
 ) -> Any:
-    """The body iterator: COPY `statement` (async under ASGI, sync under WSGI) or, without
-    one (not PostgreSQL), the portable path. Each records the manifest when it ends."""
+    """The body iterator, async under ASGI and sync under WSGI: COPY `statement` or,
+    without one (not PostgreSQL), the portable path. Each records the manifest when it ends."""
 
     def finish(manifest: export.Manifest) -> None:
         services.records_export_complete(
             export_id=export_id, rows=manifest.rows, size=manifest.size, sha256=manifest.sha256
         )
 
+    asgi = isinstance(request._request, ASGIRequest)
     if statement is None:
-        return export.stream_python(qs, fmt, finish)
-    if isinstance(request._request, ASGIRequest):
+        return (export.astream_python if asgi else export.stream_python)(qs, fmt, finish)
+    if asgi:
         return export.astream_copy(statement, fmt, sync_to_async(finish))
     return export.stream_copy(statement, fmt, finish)
 
@@ -217,7 +219,7 @@ class RecordsExportApi(_RecordsView):
         qs = _filtered(request, ("format",))
         filters = clean_filters(request.query_params)
         # Compiled before anything is written or sent: a bad value fails here, not mid-stream.
-        statement = export.copy_statement(qs, fmt) if connection.vendor == "postgresql" else None
+        statement = export.copy_statement(qs, fmt) if embedded.database_is_postgresql() else None
         record = services.records_export_record(
             actor=request_actor(request),
             filters=filters,

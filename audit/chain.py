@@ -35,6 +35,7 @@ from audit.models import (
     RecordSeal,
     RecordSealPending,
 )
+from console import embedded
 
 # Every stored column of a record: changing any of them breaks its hash. Deliberately a
 # literal, not derived from audit.record_fields: this list is part of the hash of every
@@ -102,7 +103,7 @@ def _lock_head(agent_id: int) -> ChainHead:
 def _insert_seals(agent_id: int, seals: list[tuple[int, int, str, str]], now: dt.datetime) -> None:
     if not seals:
         return
-    if connection.vendor == "postgresql":
+    if embedded.database_is_postgresql():
         # One statement from column arrays: the ORM's per-object cost was most of sealing.
         columns = list(zip(*seals, strict=True))
         with connection.cursor() as cursor:

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.aggregates import Aggregate
 from django.db.models.fields.json import KT
@@ -25,6 +24,7 @@ from approvals.selectors import decision_window
 from audit import charts
 from audit.forms import search_url
 from audit.models import InterceptionPoint, InterceptionRecord, Outcome
+from console import embedded
 
 BLOCKING_OUTCOMES = (Outcome.DENIED, Outcome.REJECTED, Outcome.EXPIRED)
 TOP_N = 10
@@ -188,7 +188,7 @@ def reviewer_wait(
     period are read and ranked in Python."""
     window = decision_window(since=since, until=until, agent_slug=agent_slug)
     decided, pending = window.decided, window.pending
-    if connection.vendor == "postgresql":
+    if embedded.database_is_postgresql():
         wait = Extract(F("decided_at") - F("created_at"), "epoch")
         overall = decided.aggregate(
             p50=_PercentileCont(wait, 0.5), p95=_PercentileCont(wait, 0.95), n=Count("id")

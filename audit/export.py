@@ -5,7 +5,8 @@ exactly what the search means) runs as `COPY (SELECT …) TO STDOUT` and the ser
 CSV/JSON output is streamed through in ~256 KB chunks: nothing is materialised, in
 Python or in the database. Under ASGI the stream uses its own async psycopg connection
 (Django would otherwise buffer a sync iterator whole); under WSGI it uses Django's
-connection. Elsewhere (SQLite) rows are fetched in keyset chunks and formatted in Python.
+connection. Elsewhere (SQLite) rows are fetched in keyset chunks and formatted in Python,
+in Django's sync thread under ASGI as well.
 
 The files are standard: CSV per RFC 4180 (the column header, then one record per row,
 CRLF line ends, a field quoted when it holds a comma, quote, CR or LF) and JSON Lines
@@ -31,11 +32,12 @@ import hashlib
 import io
 import json
 import operator
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, overload
 
 import psycopg
+from asgiref.sync import sync_to_async
 from django.db import connection
 from django.db.models import CharField, F, Func, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast
@@ -313,7 +315,7 @@ async def astream_copy(
 
 def stream_python(
     qs: QuerySet[InterceptionRecord], fmt: str, finish: Callable[[Manifest], None]
-) -> Iterator[bytes]:
+) -> Generator[bytes]:
     """Portable stream: keyset chunks of ROWS_PER_FETCH rows, formatted here."""
     pieces = _Pieces(header_bytes(fmt), copy_rows=False)
     base = qs.select_related("agent", "seal").order_by("timestamp", "id")
@@ -342,3 +344,21 @@ def stream_python(
     finish(manifest)
     if rest:
         yield rest
+
+
+async def astream_python(
+    qs: QuerySet[InterceptionRecord], fmt: str, finish: Callable[[Manifest], None]
+) -> AsyncIterator[bytes]:
+    """The portable stream under ASGI: each piece is produced in Django's sync thread (its
+    connection) and handed over as it comes; Django would otherwise consume a sync iterator
+    whole before sending the first byte."""
+    stream = stream_python(qs, fmt, finish)
+
+    def produce() -> bytes | None:
+        return next(stream, None)
+
+    try:
+        while (piece := await sync_to_async(produce)()) is not None:
+            yield piece
+    finally:
+        await sync_to_async(stream.close)()

@@ -20,6 +20,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Lookup
 
 from agents.models import Mode
+from console import embedded
 
 GENESIS_HASH = "0" * 64
 
@@ -70,7 +71,7 @@ class HookIdsField(_ListField):
     description = "List of hook ids"
 
     def db_type(self, connection: BaseDatabaseWrapper) -> str:
-        return "text[]" if connection.vendor == "postgresql" else "text"
+        return "text[]" if embedded.database_is_postgresql(connection) else "text"
 
     def get_db_prep_value(
         self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
@@ -78,7 +79,7 @@ class HookIdsField(_ListField):
         if value is None:
             return None
         items = [str(item) for item in value]
-        return items if connection.vendor == "postgresql" else json.dumps(items)
+        return items if embedded.database_is_postgresql(connection) else json.dumps(items)
 
     def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> Any:
         if value is None or isinstance(value, list):

@@ -32,6 +32,7 @@ from audit.models import (
 )
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
 from audit.record_rows import RecordRow, row_key
+from console import embedded
 from console.actors import Actor, actor_label, actor_user
 from console.errors import Unavailable
 from console.governance.actions import GovernanceAction
@@ -211,7 +212,7 @@ def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) 
     now = timezone.now()
     try:
         with transaction.atomic():
-            if connection.vendor == "postgresql":
+            if embedded.database_is_postgresql():
                 accepted = _store_postgresql(agent, batch, now)
             else:
                 accepted = _store_portable(agent, batch, now)

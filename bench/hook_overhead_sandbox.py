@@ -32,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import yaml  # noqa: E402
 
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML  # noqa: E402
 from console_client import arun_command_hook, run_command_hook  # noqa: E402
 from console_client.sandbox import (  # noqa: E402
     HookProgram,
@@ -40,6 +39,7 @@ from console_client.sandbox import (  # noqa: E402
     prepared_invocation,
     unsandboxed_requested,
 )
+from demo.documents import SEED_CUSTOM_AGENT_YAML  # noqa: E402
 
 WARMUP = 10
 CONTEXT = {

@@ -1,4 +1,4 @@
-"""Runtime hooks (DESIGN §6) on a real daphne server with PostgreSQL and channels-redis:
+"""Runtime hooks (POST /api/v1/hooks/{runtime}) on a real daphne server with PostgreSQL and channels-redis:
 
 (a) adapter overhead: `POST /api/v1/hooks/claude-code` for a PreToolUse no hook matches (the
     agent has hooks, at other events and for other tools) vs a bare HTTP round trip
@@ -70,7 +70,7 @@ def agent_with(slug: str, hooks: dict[str, list[dict[str, Any]]]) -> str:
 def seed_script() -> dict[str, Any]:
     import yaml
 
-    from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
+    from demo.documents import SEED_CUSTOM_AGENT_YAML
 
     hook = yaml.safe_load(SEED_CUSTOM_AGENT_YAML)["spec"]["hooks"]["PostToolUse"][0]
     return {**hook, "matcher": "Bash"}

@@ -83,6 +83,8 @@ INSTALLED_APPS = [
     "approvals",
     "audit",
     "users",
+    # The demo of `make run` (seed and demo agent commands); nothing in the apps imports it.
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -140,11 +142,15 @@ if DATABASE_URL:
         }
 else:
     (BASE_DIR / "var").mkdir(exist_ok=True)
+    SQLITE_PATH = Path(env_str("SQLITE_PATH", str(BASE_DIR / "var" / "console.sqlite3")))
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "var" / "console.sqlite3")),
+            "NAME": str(SQLITE_PATH),
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            # Tests use a file beside it, as `make run` does: an in-memory database shares
+            # one cache between threads, whose table locks fail at once instead of waiting.
+            "TEST": {"NAME": str(SQLITE_PATH.with_name(f"test_{SQLITE_PATH.name}"))},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -268,7 +274,8 @@ CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, mi
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
 # Webhooks go only to public addresses unless this is set (console.outbound).
 CONSOLE_WEBHOOK_ALLOW_PRIVATE = env_bool("CONSOLE_WEBHOOK_ALLOW_PRIVATE", False)
-# Command hooks one console process runs at once for other agent runtimes (DESIGN §6).
+# Command hooks one console process runs at once for other agent runtimes
+# (POST /api/v1/hooks/{runtime}); more calls wait for a free slot.
 CONSOLE_HOOK_CONCURRENCY = env_int("CONSOLE_HOOK_CONCURRENCY", 4, minimum=1)
 # The one-line install of `console-hook` the "Connect an agent" page shows.
 CONSOLE_HOOK_INSTALL = env_str("CONSOLE_HOOK_INSTALL", "pipx install agent-governance-console")

@@ -13,7 +13,7 @@ console's declaration (refreshed by ETag between sessions), `agent_startup` and
 `create_agent_hooks_middleware_from_emitter` bundle. The bundle is installed once, so it
 is handed stand-ins that forward to the session's emitter and context builder.
 
-Stop semantics (SPEC §1): Stop hooks run at `output`; a rejection with a reason is
+Stop semantics: Stop hooks run at `output`; a rejection with a reason is
 recorded as a warning and the agent runs again on the same session with the reason as the
 user message. Prompt Stop hooks stop rejecting after `maxRejections` (the maximum over
 them); command Stop hooks have no limit of their own, but after STOP_REJECTION_CAP

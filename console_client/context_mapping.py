@@ -1,4 +1,4 @@
-"""From an AGENT-HOOKS context (the SDK's wire shape) to the hook context of SPEC §1.
+"""From an AGENT-HOOKS context (the SDK's wire shape) to the context a hook receives.
 
 Every hook gets `hook_event_name`, `agent_name`, `current_turn`, `max_turns` and
 `execution_summary` (the transcript's path); Stop adds `final_output`, `stop_hook_active`
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-# Re-exported: the matcher rule (SPEC §1) lives with the linear-time engine.
+# Re-exported: the matcher rule lives with the linear-time engine.
 from console_client.patterns import matcher_matches as matcher_matches
 
 EVENT_BY_POINT = {"output": "Stop", "post_tool_call": "PostToolUse", "pre_tool_call": "PreToolUse"}
@@ -65,7 +65,7 @@ def tool_result_text(value: Any) -> str:
 
 
 def hook_context(event: str, context: dict[str, Any], facts: TurnFacts) -> dict[str, Any]:
-    """The SPEC §1 context for `event`, built from the SDK context at its point."""
+    """The context a hook receives at `event`, built from the SDK context at its point."""
     out: dict[str, Any] = {
         "hook_event_name": event,
         "agent_name": facts.agent_name,

@@ -125,7 +125,8 @@ def current_session() -> SessionState:
 
 
 def max_prompt_rejections(document: dict[str, Any]) -> int:
-    """SPEC §1: the maximum `maxRejections` over prompt Stop hooks (default 3)."""
+    """How many times prompt Stop hooks may reject: the maximum `maxRejections` over them
+    (default 3)."""
     values = [
         int(binding["config"].get("maxRejections", MAX_REJECTIONS_DEFAULT))
         for binding in document.get("bindings", [])
@@ -149,7 +150,7 @@ def hook_applies(hook: dict[str, Any], event: str, context: dict[str, Any]) -> b
     if event in ("PreToolUse", "PostToolUse"):
         if not matcher_matches(hook.get("matcher"), str(_tool_call(context).get("name", ""))):
             return False
-        # SPEC §1: PostToolUse fires when a tool finished successfully.
+        # PostToolUse fires only when the tool finished successfully.
         result = context.get("tool_result")
         if event == "PostToolUse" and isinstance(result, dict) and result.get("is_error"):
             return False
@@ -190,13 +191,15 @@ def result_verdict(
     state: SessionState,
     context: dict[str, Any],
 ) -> Verdict:
-    """What one hook's result means at its event (SPEC §1, DESIGN §3)."""
+    """What one hook's result means at its event: at Stop a rejection with a reason is a
+    warning (the agent continues), without one an approval; elsewhere `block` denies and
+    `ask` (PreToolUse only) asks the reviewers."""
     reason = (result.reason or "").strip()
     if event == "Stop":
         if result.decision != "allow" and reason:
             state.stop_rejections.append(reason)
             return Verdict.warn(reason=REASON_STOP_REJECTED, message=reason)
-        # A rejection without a reason counts as approval (SPEC §1).
+        # A rejection without a reason counts as approval.
         return _allow(result)
     if result.decision == "block" or (result.decision == "ask" and event != "PreToolUse"):
         message = reason or f"Blocked by hook {key}."

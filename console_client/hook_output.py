@@ -1,4 +1,4 @@
-"""Parsing what a hook answers (SPEC §1 "What a hook returns").
+"""Parsing what a hook answers.
 
 Two forms are accepted, as a single JSON object (a ```json fence around it is tolerated):
 

@@ -93,7 +93,7 @@ def matcher_error(matcher: str) -> str | None:
 
 
 def matcher_matches(matcher: Any, tool_name: str) -> bool:
-    """SPEC §1: the whole tool name matches (`^(pattern)$`), case-sensitive; `*` matches
+    """The whole tool name matches (`^(pattern)$`), case-sensitive; `*` matches
     every tool; an empty or null matcher, or one that does not compile, matches nothing."""
     if not isinstance(matcher, str) or matcher == "":
         return False

@@ -1,4 +1,4 @@
-"""Running one hook on one context (SPEC §1): command hooks in the sandbox, prompt hooks
+"""Running one hook on one context: command hooks in the sandbox, prompt hooks
 through the LLM judge. The same runners serve the agent middleware (async variants), the
 console's "Test this hook" action and the tests (blocking variants).
 
@@ -105,7 +105,7 @@ def _decided(output: HookOutput, *, event: str | None, started: float, **fields:
     reason = output.reason[:REASON_MAX_CHARS]
     if decision == "block" and not reason:
         if event == "Stop":
-            # SPEC §1: a Stop rejection without a reason counts as an approval.
+            # A Stop rejection without a reason counts as an approval.
             decision = "allow"
         else:
             reason = "The hook blocked this without giving a reason."

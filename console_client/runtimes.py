@@ -1,5 +1,5 @@
 """The hook wire formats of other agent runtimes: Claude Code, Codex CLI, Gemini CLI, Cursor
-and GitHub Copilot (DESIGN §6; README "Other agent runtimes" has the mapping table).
+and GitHub Copilot (README "Other agent runtimes" has the mapping table).
 
 `parse(runtime, body, event=None)` reads a runtime's own hook input, verbatim, into a
 `RuntimeEvent`: the console event it maps onto (PreToolUse, PostToolUse, Stop), or None for

@@ -1,5 +1,5 @@
 """Standing personas: alice (admin), rita (reviewer), audrey (auditor), charlie (no role);
-agents `sre-agent` and `other-agent`, each with a live token."""
+agents `sre-agent` and `other-agent`, each with a live token; `fast_password_hashing`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,17 @@ from django.test import Client
 from agents import services as agent_services
 from agents.models import Agent
 from console import services as console_services
+
+# MD5 hashes a password in microseconds; the default hasher costs ~0.3 s per persona.
+FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def fast_password_hashing(settings: Any) -> None:
+    """For folders whose tests create personas in every test (their conftest makes it
+    autouse). Not for users who log in on a server in another process: it keeps the
+    default hashers and could not check these hashes."""
+    settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
 
 
 @dataclass

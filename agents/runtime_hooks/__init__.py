@@ -1,4 +1,4 @@
-"""Other agent runtimes (DESIGN §6): Claude Code, Codex CLI, Gemini CLI, Cursor and GitHub
+"""Other agent runtimes (README "Other agent runtimes"): Claude Code, Codex CLI, Gemini CLI, Cursor and GitHub
 Copilot call the console from their own hooks, and the console evaluates the agent's hook
 configuration for them, server-side.
 

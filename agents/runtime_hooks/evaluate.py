@@ -1,4 +1,4 @@
-"""One hook call of another agent runtime, end to end (DESIGN §6).
+"""One hook call of another agent runtime, end to end.
 
 1. read the runtime's input (`console_client.runtimes.parse`);
 2. in one short database visit: the caller's token, the Stop rejections so far (Stop only)

@@ -28,7 +28,8 @@ RUNTIME_PARAMETER = {
 
 
 def document_runtime_hooks(result: dict[str, Any], **_kwargs: Any) -> dict[str, Any]:
-    """SPECTACULAR_SETTINGS POSTPROCESSING_HOOKS: the runtime hook endpoint (DESIGN §6)."""
+    """SPECTACULAR_SETTINGS POSTPROCESSING_HOOKS: the runtime hook endpoint
+    (`POST /api/v1/hooks/{runtime}`), whose body is each runtime's own hook input."""
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     anything = {"application/json": {"schema": {"type": "object", "additionalProperties": True}}}
     result["paths"][HOOK_PATH] = {

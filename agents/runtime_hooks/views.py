@@ -1,4 +1,5 @@
-"""`POST /api/v1/hooks/{runtime}` (async) and `GET /api/v1/connect/{runtime}` (DESIGN §6)."""
+"""`POST /api/v1/hooks/{runtime}` (async) and `GET /api/v1/connect/{runtime}`: other agent
+runtimes call the console from their own hooks (README "Other agent runtimes")."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ class ConnectApi(APIView):
             (200, "application/toml"): OpenApiTypes.STR,
             **errors(400, 404),
         },
-        description="The hook settings that connect this runtime to the console (DESIGN §6).",
+        description="The hook settings that connect this runtime to the console.",
     )
     def get(self, request: Request, runtime: str) -> HttpResponse:
         agent = request_agent(request)

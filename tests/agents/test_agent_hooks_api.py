@@ -10,13 +10,13 @@ import pytest
 import yaml
 from django.test import Client
 
-from agents.demo_documents import (
+from agents.models import ConfigRevision, Hook
+from console.governance.models import GovernanceEvent
+from demo.documents import (
     AUDIT_ALL_TOOLS_HOOK_YAML,
     COMPLETION_MARKER_STOP_HOOK_YAML,
     DEMO_APPROVAL_HOOK,
 )
-from agents.models import ConfigRevision, Hook
-from console.governance.models import GovernanceEvent
 
 URL = "/api/v1/agent/hooks"
 

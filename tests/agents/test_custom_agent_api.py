@@ -9,9 +9,9 @@ import pytest
 import yaml
 from django.test import Client
 
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import ConfigRevision, CustomAgent, Hook
 from console.governance.models import GovernanceEvent
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 LIST_URL = "/api/v2/extendedAgent/agents"
 URL = f"{LIST_URL}/my_hooked_agent"

@@ -8,14 +8,14 @@ from agent_hooks import InterceptionEmitter, InterceptionPoint
 from django.test import Client
 
 from agents import services
-from agents.demo_documents import (
+from agents.models import Hook, Mode
+from console_client.client import console_registry
+from demo.documents import (
     AUDIT_ALL_TOOLS_HOOK_YAML,
     COMPLETION_MARKER_STOP_HOOK_YAML,
     DEMO_APPROVAL_HOOK,
     SEED_CUSTOM_AGENT_YAML,
 )
-from agents.models import Hook, Mode
-from console_client.client import console_registry
 
 URL = "/api/v1/declaration"
 

@@ -8,17 +8,17 @@ import json
 import pytest
 import yaml
 
-from agents.demo_documents import (
-    AUDIT_ALL_TOOLS_HOOK_YAML,
-    COMPLETION_MARKER_STOP_HOOK_YAML,
-    SEED_CUSTOM_AGENT_YAML,
-)
 from agents.hook_testing import hook_test_run, sample_context
 from agents.models import Hook
 from agents.services import agent_hooks_replace
 from console.celery import app as celery_app
 from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
+from demo.documents import (
+    AUDIT_ALL_TOOLS_HOOK_YAML,
+    COMPLETION_MARKER_STOP_HOOK_YAML,
+    SEED_CUSTOM_AGENT_YAML,
+)
 from tests.console_client.scripted_http import ScriptedHTTP
 
 DANGEROUS = yaml.safe_load(SEED_CUSTOM_AGENT_YAML)["spec"]["hooks"]["PostToolUse"][0]

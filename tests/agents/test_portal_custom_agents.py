@@ -9,8 +9,8 @@ import yaml
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from agents import services
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import ConfigRevision, CustomAgent, Hook
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 from tests.agents.review_steps import preview_then_confirm
 
 

@@ -1,4 +1,4 @@
-"""The hook form: every SPEC §1 hook rule reaches the field it concerns, nothing is written
+"""The hook form: every hook rule reaches the field it concerns, nothing is written
 on error, warnings are shown beside the field after save, and htmx gets the form partial."""
 
 from __future__ import annotations

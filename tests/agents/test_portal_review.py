@@ -8,8 +8,8 @@ import yaml
 from django.contrib.messages import get_messages
 
 from agents import services
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import ConfigRevision, CustomAgent, Hook
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 from tests.agents.review_steps import confirm_fields
 
 YAML_URL = "/agents/sre-agent/custom/my_hooked_agent/yaml/"

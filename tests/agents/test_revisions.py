@@ -13,11 +13,11 @@ import yaml
 from django.db import IntegrityError, connection
 
 from agents import services
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook
 from agents.selectors import agent_level_hooks, custom_agent_as_document
 from console.errors import Conflict, InvalidInput
 from console.governance.models import GovernanceEvent
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 STOP_PROMPT = {"type": "prompt", "prompt": "Finished?"}
 POST_AUDIT = {"type": "command", "matcher": "*", "command": "exit 0"}
@@ -119,9 +119,8 @@ def test_every_change_writes_one_revision_and_one_governance_event(alice, change
 
 
 @pytest.mark.django_db
+@pytest.mark.postgresql  # a PostgreSQL CHECK constraint makes the audit insert fail
 def test_a_change_whose_governance_event_fails_leaves_nothing_behind(sre):
-    if connection.vendor != "postgresql":
-        pytest.skip("uses a PostgreSQL CHECK constraint to make the audit insert fail")
     services.agent_hooks_replace(
         actor=None, agent=sre.agent, document={"hooks": {"Stop": [STOP_PROMPT]}}
     )

@@ -1,4 +1,4 @@
-"""Document-level rules of the ExtendedAgent v2 document (SPEC §1), through the REST API."""
+"""Document-level rules of the ExtendedAgent v2 document, through the REST API."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import yaml
 from django.test import Client
 
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 NAME = "my_hooked_agent"
 URL = f"/api/v2/extendedAgent/agents/{NAME}"

@@ -1,4 +1,4 @@
-"""Every hook rule of SPEC §1, proved through `PUT /api/v2/extendedAgent/agents/{name}`.
+"""Every hook rule, proved through `PUT /api/v2/extendedAgent/agents/{name}`.
 
 Each refusal asserts the 400 status, the error shape and the exact JSON pointer of the field.
 """

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from django.test import Client
 
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import CustomAgent
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 URL = "/api/v2/extendedAgent/agents/my_hooked_agent"
 HOOKS_URL = "/api/v1/agent/hooks"

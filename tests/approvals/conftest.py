@@ -25,9 +25,8 @@ _sessions = itertools.count(1)
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    """The personas' passwords are hashed per test; the default hasher costs ~0.3 s each."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def _fast_password_hashing(fast_password_hashing: None) -> None:
+    """Every approvals test creates personas (tests/conftest.py)."""
 
 
 TOOL_SCHEMA = {

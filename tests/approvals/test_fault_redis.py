@@ -16,7 +16,7 @@ from django.test import AsyncClient
 from approvals import longpoll, services
 from tests.approvals.conftest import in_own_thread
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
 WAIT = 8
 
 

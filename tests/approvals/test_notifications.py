@@ -1,4 +1,5 @@
-"""Per-agent webhooks: sent by a real Celery worker after commit, retried, never in the way;
+"""Per-agent webhooks: sent after commit by a real Celery worker (a thread of the process on
+the embedded default), retried with backoff, never in the way;
 only to public addresses (checked again at each send), never following a redirect.
 
 The receivers here listen on loopback, so these tests set CONSOLE_WEBHOOK_ALLOW_PRIVATE,
@@ -19,6 +20,7 @@ from django.test import Client
 from approvals import services
 from approvals.tasks import escalation_notify_webhook
 from console.celery import app
+from console.embedded import tasks_in_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -88,6 +90,9 @@ def receiver_factory() -> Iterator:
 
 @pytest.fixture
 def worker() -> Iterator:
+    if tasks_in_process():  # the embedded default: a thread of this process sends
+        yield
+        return
     # Tasks other tests left queued on the shared broker would run first in this solo worker.
     app.control.purge()
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):

@@ -19,9 +19,9 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from agents.models import AgentToken
-from audit.demo_records import record_item, store_items
 from audit.models import InterceptionRecord
 from console.actors import AgentPrincipal
+from demo.records import record_item, store_items
 
 APPROVAL_HOOK = "hk_approval001"
 AUDIT_HOOK = "hk_audit000001"
@@ -89,7 +89,7 @@ def session_items(
     return items
 
 
-def build_world(sre: Any, other: Any, reviewer: User | None = None) -> World:
+def build_world(sre: Any, other: Any, reviewer: User) -> World:
     now = timezone.now().replace(microsecond=0)
     alpha_start = now - dt.timedelta(hours=2)
     store_items(sre.agent, session_items("sess-alpha", ALPHA, start=alpha_start))
@@ -109,10 +109,9 @@ def build_world(sre: Any, other: Any, reviewer: User | None = None) -> World:
         world.records[session] = list(
             InterceptionRecord.objects.filter(session_id=session).order_by("sequence")
         )
-    if reviewer is not None:
-        world.escalation = approve_in_session(
-            sre, reviewer, session_id="sess-alpha", at=alpha_start + dt.timedelta(seconds=21)
-        )
+    world.escalation = approve_in_session(
+        sre, reviewer, session_id="sess-alpha", at=alpha_start + dt.timedelta(seconds=21)
+    )
     return world
 
 

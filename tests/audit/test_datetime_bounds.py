@@ -41,11 +41,6 @@ BAD_CURSORS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def stored(client: Client, sre: Any) -> None:
     response = client.post(

@@ -22,6 +22,7 @@ from audit import export
 from audit.chain import chain_seal
 from audit.models import InterceptionRecord, RecordExport
 from audit.selectors import records_filter
+from console.embedded import database_is_postgresql
 from console.governance.models import GovernanceEvent
 from tests.audit.record_wires import items, sdk_session, tool_items
 
@@ -38,6 +39,14 @@ def data(client, sre, other) -> None:
         )
         assert response.status_code == 202
     chain_seal(sre.agent.pk)  # sre sealed, other left pending: both shapes exported
+
+
+def sync_streams(qs: Any, fmt: str, finish: Any) -> list[Any]:
+    """The sync streams of this database: COPY and the portable one on PostgreSQL."""
+    streams = [export.stream_python(qs, fmt, finish)]
+    if database_is_postgresql():
+        streams.insert(0, export.stream_copy(export.copy_statement(qs, fmt), fmt, finish))
+    return streams
 
 
 def body_of(response: Any) -> bytes:
@@ -215,12 +224,16 @@ def test_manifest_is_complete_only_once_the_last_byte_is_produced(
     assert manifest["sha256"] == hashlib.sha256(received).hexdigest()
 
     # The manifest is recorded after every byte is produced, before the last piece leaves.
+    monkeypatch.setattr(export, "ROWS_PER_FETCH", 2)  # the portable stream's pieces too
     sent: list[bytes] = []
     at_finish: list[int] = []
-    statement = export.copy_statement(records_filter({}, user=alice), "csv")
-    for piece in export.stream_copy(statement, "csv", lambda m: at_finish.append(len(sent))):
-        sent.append(piece)
-    assert len(sent) > 2 and at_finish == [len(sent) - 1]
+    qs = records_filter({}, user=alice)
+    for stream in sync_streams(qs, "csv", lambda m: at_finish.append(len(sent))):
+        sent.clear()
+        at_finish.clear()
+        for piece in stream:
+            sent.append(piece)
+        assert len(sent) > 2 and at_finish == [len(sent) - 1]
 
 
 def test_a_broken_off_stream_records_no_manifest(alice, data, monkeypatch):
@@ -228,10 +241,7 @@ def test_a_broken_off_stream_records_no_manifest(alice, data, monkeypatch):
     monkeypatch.setattr(export, "ROWS_PER_FETCH", 5)
     finished: list[export.Manifest] = []
     qs = records_filter({}, user=alice)
-    for stream in (
-        export.stream_copy(export.copy_statement(qs, "jsonl"), "jsonl", finished.append),
-        export.stream_python(qs, "jsonl", finished.append),
-    ):
+    for stream in sync_streams(qs, "jsonl", finished.append):
         assert next(stream)
         stream.close()  # the client went away
     assert finished == []
@@ -305,6 +315,7 @@ def test_jsonl_carries_the_raw_values(auditor_client, hostile):
     assert [row["reason"] for row in rows[:2]] == ["\t=1+1", "\r=1+1"]
 
 
+@pytest.mark.postgresql
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_portable_path_writes_the_same_content_as_copy(alice, data, hostile, fmt):
     qs = records_filter({}, user=alice)
@@ -408,6 +419,7 @@ def test_manifest_is_for_auditors_and_admins_and_404_for_an_unknown_export(
     assert auditor_client.get(unknown).status_code == 404
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_async_stream_uses_its_own_connection_and_matches_the_sync_one(alice, data):
     qs = records_filter({"agent": "sre-agent"}, user=alice)

@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from audit.models import InterceptionRecord
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
 ROWS = 200_000
 BOUND = 50 * 1024 * 1024
 

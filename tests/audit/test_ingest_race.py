@@ -13,7 +13,7 @@ from django.db import connection
 from audit.models import InterceptionRecord
 from tests.audit.record_wires import items, sdk_session
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
 
 
 def test_a_key_committed_by_a_concurrent_writer_mid_batch_is_counted_as_duplicate(client, sre):

@@ -16,7 +16,7 @@ from django.db import connection
 from audit.models import InterceptionRecord
 from tests.audit.record_wires import items, sdk_session
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
 ROOT = Path(__file__).resolve().parents[2]
 
 

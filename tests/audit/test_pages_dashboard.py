@@ -6,26 +6,14 @@ import datetime as dt
 import re
 from typing import Any
 
-import pytest
-from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from audit import charts
-from audit.demo_records import record_item, store_items
-from tests.audit.pages_support import DANGER_HOOK, World, build_world
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def world(sre: Any, other: Any, rita: User) -> World:
-    return build_world(sre, other, reviewer=rita)
+from demo.records import record_item, store_items
+from tests.audit.pages_support import DANGER_HOOK, World
 
 
 def _chart(body: str, chart_id: str, variant: str = "wide") -> str:

@@ -4,24 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from django.test import Client
 
 from audit import chain
-from audit.demo_records import store_items
 from audit.models import InterceptionRecord
-from tests.audit.pages_support import DANGER_HOOK, World, build_world
+from demo.records import store_items
+from tests.audit.pages_support import DANGER_HOOK, World
 from tests.audit.record_wires import tool_items
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def world(sre: Any, other: Any) -> World:
-    return build_world(sre, other)
 
 
 def test_detail_shows_every_stored_field(auditor_client: Client, world: World) -> None:

@@ -15,11 +15,6 @@ from console.governance.services import governance_event_record
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def events(sre: Any, other: Any, alice: User) -> dict[str, GovernanceEvent]:
     return {

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.test import Client
 
-from tests.audit.pages_support import World, build_world
+from tests.audit.pages_support import World
 
 PAGES = [
     "/audit/",
@@ -17,16 +15,6 @@ PAGES = [
     "/audit/events/",
     "/audit/dashboard/",
 ]
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def world(sre: Any, other: Any) -> World:
-    return build_world(sre, other)
 
 
 def _pages(world: World) -> list[str]:

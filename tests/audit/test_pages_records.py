@@ -14,20 +14,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from audit.demo_records import record_item, store_items
-from tests.audit.pages_support import DANGER_HOOK, World, build_world
+from demo.records import record_item, store_items
+from tests.audit.pages_support import DANGER_HOOK, World
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def world(sre: Any, other: Any) -> World:
-    return build_world(sre, other)
 
 
 def _shown(response: Any) -> list[int]:

@@ -6,23 +6,11 @@ import datetime as dt
 import re
 from typing import Any
 
-import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from audit.demo_records import store_items
-from tests.audit.pages_support import ALPHA, World, build_world, session_items
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def world(sre: Any, other: Any, rita: User) -> World:
-    return build_world(sre, other, reviewer=rita)
+from demo.records import store_items
+from tests.audit.pages_support import ALPHA, World, session_items
 
 
 def _entries(body: str) -> list[str]:

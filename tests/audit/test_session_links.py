@@ -13,8 +13,8 @@ from django.test import Client
 from django.urls import resolve, reverse
 from django.utils import timezone
 
-from audit.demo_records import store_items
 from audit.models import InterceptionRecord
+from demo.records import store_items
 from tests.audit.pages_support import ALPHA, session_items
 
 pytestmark = pytest.mark.django_db
@@ -35,11 +35,6 @@ HOSTILE_IDS = [
 ]
 # What a browser (WHATWG URL) treats as a dot segment, percent-encoded forms included.
 DOT_SEGMENTS = {".", "..", "%2e", ".%2e", "%2e.", "%2e%2e"}
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -25,8 +25,8 @@ from django.core.management import call_command
 from django.db import connections
 
 from agents import services
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from agents.models import Agent
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 from tests.conformance.harness import VectorHooks
 from tests.e2e import live
 from tests.e2e.live import LiveConsole

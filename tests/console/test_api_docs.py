@@ -63,19 +63,10 @@ def test_docs_page_uses_vendored_assets_and_no_cdn(outsider_client):
 def test_docs_page_renders_the_api_in_chromium(live_server, charlie):
     from playwright.sync_api import sync_playwright
 
+    from tests.browser.chromium import launch_chromium
+
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=[
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
+        browser = launch_chromium(p)
         try:
             page = browser.new_page()
             blocked: list[str] = []

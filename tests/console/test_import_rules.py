@@ -5,7 +5,8 @@ apps, and the agent-side package below everything.
    (settings, urls, routing, asgi), which name the apps to put them together.
 2. console_client imports neither Django nor any server package.
 3. agents, approvals, audit and users may import console (and console_client).
-4. Nothing imports a project package inside `try: … except ImportError`: an app's module is
+4. Nothing imports the demo (demo/), which sits above the apps.
+5. Nothing imports a project package inside `try: … except ImportError`: an app's module is
    always there, so such a guard only hides the dependency.
 
 Imports are read with `ast` from every file (function-level imports included).
@@ -68,6 +69,13 @@ def test_the_wiring_modules_exist_so_the_exemption_is_not_stale() -> None:
 
 def test_the_agent_side_package_imports_neither_django_nor_the_server() -> None:
     assert _violations("console_client", {"django", "rest_framework", "channels", *SERVER}) == []
+
+
+def test_nothing_imports_the_demo() -> None:
+    # demo/ (seed and demo agent commands) sits above the apps; `run_console --demo` starts
+    # its command by name.
+    found = [v for package in (*SERVER, "console_client") for v in _violations(package, {"demo"})]
+    assert found == []
 
 
 def test_the_governance_log_is_part_of_the_kernel() -> None:

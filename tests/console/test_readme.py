@@ -11,7 +11,7 @@ import pytest
 import yaml
 from django.test import Client
 
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()

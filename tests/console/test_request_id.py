@@ -15,7 +15,6 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.testing import WebsocketCommunicator
 from django.test import AsyncClient, Client
 
-from agents.demo_documents import DEMO_APPROVAL_HOOK
 from agents.hook_testing import sample_context
 from agents.tasks import hook_test_run_task
 from console import asgi
@@ -26,6 +25,7 @@ from console.request_id import (
     current_request_id,
     request_id_bound,
 )
+from demo.documents import DEMO_APPROVAL_HOOK
 
 MADE = re.compile(r"[0-9a-f]{32}")
 HOOKS_URL = "/api/v1/agent/hooks"

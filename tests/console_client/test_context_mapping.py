@@ -1,4 +1,4 @@
-"""SPEC §1 matcher rules and hook contexts built from SDK contexts."""
+"""Matcher rules and hook contexts built from SDK contexts."""
 
 from __future__ import annotations
 

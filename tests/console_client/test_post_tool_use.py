@@ -1,4 +1,4 @@
-"""PostToolUse semantics through a real agent and a live console (SPEC §1)."""
+"""PostToolUse semantics through a real agent and a live console."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 import yaml
 from agent_framework import Agent, tool
 
-from agents.demo_documents import AUDIT_ALL_TOOLS_HOOK_YAML, SEED_CUSTOM_AGENT_YAML
 from console_client.scripted import ScriptedChatClient, message_texts, say, tool_call
+from demo.documents import AUDIT_ALL_TOOLS_HOOK_YAML, SEED_CUSTOM_AGENT_YAML
 
 pytestmark = pytest.mark.asyncio
 

@@ -1,4 +1,4 @@
-"""SPEC §1 result rules for command hooks: exit codes, JSON answers, failMode, Stop and ask."""
+"""Result rules for command hooks: exit codes, JSON answers, failMode, Stop and ask."""
 
 from __future__ import annotations
 

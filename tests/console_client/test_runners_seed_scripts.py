@@ -1,4 +1,5 @@
-"""The three seed scripts (SPEC §1), unchanged, through run_command_hook in the sandbox."""
+"""The three seed scripts of the hook examples, unchanged, through run_command_hook in the
+sandbox."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from typing import Any
 import pytest
 import yaml
 
-from agents.demo_documents import (
+from console_client import run_command_hook
+from console_client.sandbox import UNSANDBOXED_ENV
+from demo.documents import (
     AUDIT_ALL_TOOLS_HOOK_YAML,
     COMPLETION_MARKER_STOP_HOOK_YAML,
     SEED_CUSTOM_AGENT_YAML,
 )
-from console_client import run_command_hook
-from console_client.sandbox import UNSANDBOXED_ENV
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,9 @@ import pytest
 import yaml
 from agent_framework import Agent, tool
 
-from agents.demo_documents import COMPLETION_MARKER_STOP_HOOK_YAML
 from console_client.client import STOP_REJECTION_CAP
 from console_client.scripted import ScriptedChatClient, message_texts, say, tool_call
+from demo.documents import COMPLETION_MARKER_STOP_HOOK_YAML
 from tests.console_client.scripted_http import ScriptedHTTP
 
 pytestmark = pytest.mark.asyncio

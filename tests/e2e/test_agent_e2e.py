@@ -11,10 +11,10 @@ import pytest
 import yaml
 from agent_framework import Agent, tool
 
-from agents.demo_documents import AUDIT_ALL_TOOLS_HOOK_YAML, SEED_CUSTOM_AGENT_YAML
 from approvals.models import Escalation
 from audit.models import InterceptionRecord
 from console_client.scripted import ScriptedChatClient, message_texts, say, tool_call
+from demo.documents import AUDIT_ALL_TOOLS_HOOK_YAML, SEED_CUSTOM_AGENT_YAML
 
 pytestmark = pytest.mark.asyncio
 

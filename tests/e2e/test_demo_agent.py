@@ -7,15 +7,15 @@ import asyncio
 import pytest
 import yaml
 
-from agents.demo_documents import (
+from approvals.models import Escalation
+from audit.models import InterceptionRecord
+from console import services as console_services
+from demo.documents import (
     AUDIT_ALL_TOOLS_HOOK_YAML,
     COMPLETION_MARKER_STOP_HOOK_YAML,
     DEMO_APPROVAL_HOOK,
 )
-from agents.management.commands.run_demo_agent import load_demo
-from approvals.models import Escalation
-from audit.models import InterceptionRecord
-from console import services as console_services
+from demo.management.commands.run_demo_agent import load_demo
 from tests.console_client.test_pre_tool_use import decide_when_pending
 
 pytestmark = pytest.mark.asyncio

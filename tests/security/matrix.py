@@ -1,9 +1,9 @@
 """The authorization matrix: every URL pattern × the methods it serves × every persona →
 the expected status (tests/security/test_authorization_matrix.py runs it).
 
-Sources: DESIGN.md §2 (roles; "every permission is checked per object; an agent token
-never reads another agent's data") and §4 (who may call each endpoint). Where they are
-silent, the rows below follow these decisions, each what an experienced user expects:
+The rules: every permission is checked per object, and an agent token never reads another
+agent's data; each endpoint names who may call it (README "API"). Beyond those, the rows
+below follow these decisions, each what an experienced user expects:
 
 - Pages authenticate by session only. A bearer token (agent or personal) sent to a page is
   ignored, so the request is anonymous there: 302 to the login page, never the page.
@@ -23,7 +23,7 @@ silent, the rows below follow these decisions, each what an experienced user exp
 - Agents never decide escalations (403, even their own); auditors read records but decide
   nothing; reviewers read no records (403).
 - The OpenAPI document and its Swagger UI are for anyone authenticated, agent tokens and
-  people without a role included (DESIGN: "anyone logged in").
+  people without a role included ("anyone logged in").
 - `/` sends a person to their role's home; a logged-in person without a role gets 403 (there
   is nothing for them), not a redirect back to the login form they just passed.
 - Django's own account pages (login, logout (POST only), password change for anyone logged
@@ -32,7 +32,7 @@ silent, the rows below follow these decisions, each what an experienced user exp
   the test (anonymous and every console persona, admins included → the admin login). Console
   admins manage users under `/users/`.
 - `POST /api/v1/integrations/slack/interactions` is authenticated by Slack's request
-  signature alone (DESIGN §4): cookies and tokens neither help nor hurt. Unsigned → 401 for
+  signature alone: cookies and tokens neither help nor hurt. Unsigned → 401 for
   everyone; correctly signed (`SLACK_SECRET`, which the matrix test sets) → 200 for everyone,
   and as the Slack member is linked to no reviewer nothing is decided. It reads no session,
   so the CSRF rule does not apply to it (`csrf_exempt`).
@@ -319,7 +319,7 @@ ROWS: list[Row] = [
         "/api/v1/declaration?custom_agent={custom}",
         api(200, "agent", agent_other=404),
     ),
-    # Other agent runtimes' hooks (DESIGN §6): agent tokens only; another agent's token
+    # Other agent runtimes' hooks: agent tokens only; another agent's token
     # cannot name sre-agent's custom agent (404); every answered call stores a record.
     Row(
         "api/v1/hooks/<str:runtime>",

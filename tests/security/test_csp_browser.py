@@ -174,8 +174,9 @@ def _interact_as_auditor(page: Page, base: str, problems: list[str]) -> None:
 
 @pytest.mark.browser
 @pytest.mark.timeout(180)
-def test_no_page_violates_the_content_security_policy(live_server: Any, settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def test_no_page_violates_the_content_security_policy(
+    live_server: Any, fast_password_hashing: None
+) -> None:
     world = build_world()
     for user in world.users.values():
         user.set_password(f"pw-{user.username}")

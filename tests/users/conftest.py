@@ -11,8 +11,8 @@ from console import services as console_services
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def _fast_password_hashing(fast_password_hashing: None) -> None:
+    """The user pages' tests create personas in every test (tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from django.db import connection, transaction
 
 from agents import services as agent_services
 from agents.models import Agent
+from console import embedded
 
 # Parameters: agents (agent ids), run (session-id prefix), first/last (g range), base,
 # total, start (epoch seconds), span (seconds). Everything else is fixed SQL.
@@ -92,7 +93,7 @@ def seed_records(
     *, agent_ids: list[int], count: int, days: float, chunk: int, log: Any = None
 ) -> float:
     """Insert `count` synthetic records; returns the seconds it took."""
-    if connection.vendor != "postgresql":
+    if not embedded.database_is_postgresql():
         raise CommandError("audit_seed_records generates rows in PostgreSQL only.")
     run = secrets.token_hex(4)
     span = days * 86400.0

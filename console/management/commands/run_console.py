@@ -1,7 +1,8 @@
 """`manage.py run_console`: serve the console (ASGI: HTTP + websockets).
 
 On the embedded default (no REDIS_URL) periodic tasks run in-process (console.scheduler);
-with `--demo` a demo agent process produces live traffic through console_client.
+with `--demo` the demo agents (`manage.py run_demo_agents`, demo/) produce live traffic
+through console_client.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from console import embedded
 from console.scheduler import EmbeddedBeat
 
 
@@ -26,30 +28,19 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, addr: str, demo: bool, **options: Any) -> None:
         beat = None
-        if not settings.REDIS_URL:
+        if embedded.beat_in_process():
             beat = EmbeddedBeat(getattr(settings, "CELERY_BEAT_SCHEDULE", {}))
             beat.start()
-        demo_processes = []
-        if demo:
-            # The agent itself (agent-level hooks: audit, completion marker, approvals) and its
-            # seed custom agent (whose PostToolUse hook blocks rm -rf / sudo / chmod 777).
-            for extra in ([], ["--custom-agent", "my_hooked_agent", "--pace", "7"]):
-                demo_processes.append(
-                    subprocess.Popen(
-                        [
-                            sys.executable,
-                            "manage.py",
-                            "run_demo_agent",
-                            "--console",
-                            f"http://{addr}",
-                            *extra,
-                        ]
-                    )
-                )
+        demo_agents = None
+        if demo:  # the demo app's command (demo/), by name: the kernel imports no app
+            demo_agents = subprocess.Popen(
+                [sys.executable, "manage.py", "run_demo_agents", "--console", f"http://{addr}"]
+            )
         try:
             call_command("runserver", addr, use_reloader=False)
         finally:
-            for process in demo_processes:
-                process.terminate()
+            if demo_agents is not None:
+                demo_agents.terminate()
+                demo_agents.wait(timeout=15)
             if beat is not None:
                 beat.stop()

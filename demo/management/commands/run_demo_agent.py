@@ -19,8 +19,8 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from agents import services as agent_services
 from agents.models import Agent
+from demo.agents import DEMO_AGENT
 
-DEMO_AGENT = "sre-agent"
 DEMO_FILE = Path(settings.BASE_DIR) / "examples" / "demo_agent.py"
 
 

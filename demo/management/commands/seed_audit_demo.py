@@ -12,7 +12,6 @@ import datetime as dt
 import random
 from typing import Any
 
-import yaml
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
@@ -20,25 +19,19 @@ from django.utils import timezone
 
 from agents import services as agent_services
 from agents.auth import agent_principal
-from agents.demo_documents import (
-    AUDIT_ALL_TOOLS_HOOK_YAML,
-    COMPLETION_MARKER_STOP_HOOK_YAML,
-    DEMO_APPROVAL_HOOK,
-    SEED_CUSTOM_AGENT_YAML,
-)
-from agents.models import Agent, AgentToken, CustomAgent, Hook, Mode
+from agents.models import Agent, AgentToken, Hook, Mode
 from approvals import services as approval_services
 from approvals.models import Escalation
 from audit.chain import chain_seal_all
-from audit.demo_records import DemoSession, HookKeys, demo_session_items, store_items
 from audit.models import Outcome
+from demo.agents import CUSTOM_AGENT, demo_agent_ensure
+from demo.records import DemoSession, HookKeys, demo_session_items, store_items
 
 DEMO_AGENTS = (
     ("sre-agent", Mode.ENFORCE, "SRE agent (demo)"),
     ("billing-agent", Mode.EVALUATE_ONLY, "Billing agent (policy rollout, evaluate only)"),
     ("support-agent", Mode.ENFORCE, "Support agent (demo)"),
 )
-CUSTOM_AGENT = "my_hooked_agent"
 REVIEW_REASONS: dict[str, tuple[str, ...]] = {
     Outcome.APPROVED: ("Planned maintenance window.", "Looks fine.", "Approved per runbook."),
     Outcome.REJECTED: ("Not during business hours.", "Scale-down needs a change ticket."),
@@ -46,21 +39,7 @@ REVIEW_REASONS: dict[str, tuple[str, ...]] = {
 
 
 def _ensure_agent(slug: str, mode: str, display_name: str) -> Agent:
-    agent = Agent.objects.filter(slug=slug).first()
-    if agent is None:
-        agent = agent_services.agent_create(actor=None, slug=slug, display_name=display_name)
-    if not Hook.objects.filter(agent=agent, custom_agent=None).exists():
-        hooks = yaml.safe_load(AUDIT_ALL_TOOLS_HOOK_YAML)["hooks"]
-        hooks.update(yaml.safe_load(COMPLETION_MARKER_STOP_HOOK_YAML)["hooks"])
-        hooks["PreToolUse"] = [DEMO_APPROVAL_HOOK]
-        agent_services.agent_hooks_replace(actor=None, agent=agent, document={"hooks": hooks})
-    if not CustomAgent.objects.filter(agent=agent, name=CUSTOM_AGENT).exists():
-        agent_services.custom_agent_put(
-            actor=None,
-            agent=agent,
-            name=CUSTOM_AGENT,
-            document=yaml.safe_load(SEED_CUSTOM_AGENT_YAML),
-        )
+    agent = demo_agent_ensure(slug, display_name=display_name)
     if agent.mode != mode:
         agent = agent_services.agent_set_mode(actor=None, agent=agent, mode=mode)
     return agent

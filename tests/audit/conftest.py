@@ -1,0 +1,21 @@
+"""Audit test fixtures: fast password hashing, and the known world of the page tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from tests.audit.pages_support import World, build_world
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(fast_password_hashing: None) -> None:
+    """The audit tests create personas in nearly every test (tests/conftest.py)."""
+
+
+@pytest.fixture
+def world(sre: Any, other: Any, rita: User) -> World:
+    """tests/audit/pages_support.py's sessions, with sess-alpha's approval decided by rita."""
+    return build_world(sre, other, reviewer=rita)

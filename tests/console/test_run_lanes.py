@@ -1,0 +1,53 @@
+"""tests/run_lanes.py, what `make test` runs: both lanes at once, the sqlite one on the
+embedded default, output prefixed per lane, and a failure in either fails the run."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from tests import run_lanes
+
+
+def _lane(name: str, code: str) -> run_lanes.Lane:
+    return run_lanes.Lane(name, [sys.executable, "-c", code], dict(os.environ))
+
+
+def test_the_sqlite_lane_runs_on_the_embedded_default(monkeypatch, tmp_path):
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/console")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
+    monkeypatch.setenv("CHANNELS_PREFIX", "ci")
+    postgresql, sqlite = run_lanes.lanes(["-x"], str(tmp_path))
+    assert postgresql.env["DATABASE_URL"] and postgresql.env["REDIS_URL"]
+    pytest_args = ["-q", "-p", "no:cacheprovider"]
+    assert postgresql.args[:3] == [sys.executable, "-m", "pytest"]
+    assert postgresql.args[3:] == [*pytest_args, "-x"]
+    assert not {"DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX"} & set(sqlite.env)
+    assert sqlite.env["SQLITE_PATH"].startswith(str(tmp_path))
+    assert sqlite.args[3:] == [
+        *pytest_args,
+        "-m",
+        "not postgresql and not redis",
+        *run_lanes.SQLITE_PATHS,
+        "-x",
+    ]
+
+
+def test_named_tests_replace_the_sqlite_lanes_folders(tmp_path):
+    _, sqlite = run_lanes.lanes(["tests/audit/test_export.py::test_csv", "-k", "x"], str(tmp_path))
+    assert [arg for arg in sqlite.args if arg.startswith("tests/")] == [
+        "tests/audit/test_export.py::test_csv"
+    ]
+
+
+@pytest.mark.parametrize(("second", "expected"), [("raise SystemExit(0)", 0), ("1/0", 1)])
+def test_both_lanes_run_prefixed_and_either_failing_fails(capsys, second, expected):
+    lanes = [_lane("one", "print('from one')"), _lane("second", second)]
+    assert run_lanes.run(lanes) == expected
+    out = capsys.readouterr().out
+    assert "[one   ] from one" in out
+    assert "lane one: ok" in out
+    assert ("lane second: ok" in out) == (expected == 0)
+    assert lanes[1].returncode == (0 if expected == 0 else 1)
