@@ -12,7 +12,13 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook
-from agents.validation import EVENTS, custom_agent_document, hooks_document, validate_hook
+from agents.validation import (
+    EVENTS,
+    HookInput,
+    custom_agent_document,
+    hooks_document,
+    validate_hook,
+)
 from console.actors import is_agent
 from console.api import yaml_dump
 from console.roles import is_admin, is_auditor, is_reviewer
@@ -64,12 +70,20 @@ def hook_rows(agent: Agent, custom_agent: CustomAgent | None) -> list[Hook]:
     )
 
 
-def _as_tuples(hooks: list[Hook]) -> list[tuple[str, dict[str, Any], bool]]:
-    return [(hook.event, hook.definition, hook.enabled) for hook in hooks]
+def hook_input(hook: Hook) -> HookInput:
+    """A stored hook as the validated shape documents are written from."""
+    return HookInput(
+        event=hook.event,
+        definition=hook.definition,
+        enabled=hook.enabled,
+        name=hook.name,
+        description=hook.description,
+        mode=hook.mode,
+    )
 
 
 def agent_level_hooks(agent: Agent) -> dict[str, list[dict[str, Any]]]:
-    return hooks_document(_as_tuples(hook_rows(agent, None)))
+    return hooks_document([hook_input(hook) for hook in hook_rows(agent, None)])
 
 
 def custom_agent_as_document(
@@ -83,7 +97,7 @@ def custom_agent_as_document(
         instructions=custom_agent.instructions,
         handoff_description=custom_agent.handoff_description,
         enable_vanilla_mode=custom_agent.enable_vanilla_mode,
-        hooks=_as_tuples(hooks),
+        hooks=[hook_input(hook) for hook in hooks],
     )
 
 

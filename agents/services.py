@@ -11,7 +11,8 @@ from django.db import transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
 
-from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
+from agents.hook_names import check_name_unique, with_names
+from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode, new_hook_key
 from agents.selectors import scope_snapshot
 from agents.validation import (
     AGENT_DESCRIPTION_MAX_CHARS,
@@ -95,6 +96,22 @@ def _lock_hook(hook: Hook) -> None:
         ) from None
 
 
+def _named_in_scope(
+    hook_input: HookInput, *, agent: Agent, custom_agent: CustomAgent | None, hook: Hook | None
+) -> HookInput:
+    """`hook_input` with its name checked against the scope's other hooks (a 400 naming
+    `/name`), or derived when it has none. Call with the agent lock held."""
+    others = Hook.objects.filter(agent=agent, custom_agent=custom_agent)
+    if hook is not None:
+        others = others.exclude(pk=hook.pk)
+    taken = {name.lower(): key for name, key in others.values_list("name", "key")}
+    problems = Problems()
+    check_name_unique(hook_input.name, "/name", dict(taken), problems)
+    if problems.errors:
+        raise ValidationFailed(problems, "The hook's name is taken.")
+    return with_names([hook_input], taken)[0]
+
+
 def _refuse_past_custom_agent_limit(agent: Agent, at: str) -> None:
     """Call with the agent lock held, before a write that would add a custom agent."""
     count = CustomAgent.objects.filter(agent=agent).count()
@@ -107,11 +124,19 @@ def _scope_label(custom_agent: CustomAgent | None) -> str:
     return f"custom agent {custom_agent.name}" if custom_agent else "agent level"
 
 
+def _hook_label(hook: Hook) -> str:
+    """How governance summaries name a hook: its name, and its key for the records."""
+    return f"{hook.name!r} ({hook.key})"
+
+
 def _replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[HookInput]) -> None:
-    """Replace a scope's hooks, keeping each slot's stable key (event, index) where it exists."""
+    """Replace a scope's hooks (named: `validate_hooks_map` fills names). A hook keeps its
+    stable key when a hook of the same event had its name, else its slot (event, index),
+    so records stay attributed to the hook across renames and reorders."""
     existing = list(
         Hook.objects.filter(agent=agent, custom_agent=custom_agent).order_by("event", "position")
     )
+    keys_by_name = {(hook.event, hook.name.lower()): hook.key for hook in existing}
     keys_by_slot: dict[tuple[str, int], str] = {}
     counters: dict[str, int] = {}
     for hook in existing:
@@ -120,7 +145,7 @@ def _replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[H
         counters[hook.event] = index + 1
     Hook.objects.filter(agent=agent, custom_agent=custom_agent).delete()
     positions: dict[str, int] = {}
-    new_rows = []
+    rows = []
     for item in hooks:
         position = positions.get(item.event, 0)
         positions[item.event] = position + 1
@@ -131,11 +156,20 @@ def _replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[H
             position=position,
             enabled=item.enabled,
             definition=item.definition,
+            name=item.name,
+            description=item.description,
+            mode=item.mode,
         )
-        if (item.event, position) in keys_by_slot:
-            row.key = keys_by_slot[(item.event, position)]
-        new_rows.append(row)
-    Hook.objects.bulk_create(new_rows)
+        row.key = keys_by_name.get((item.event, item.name.lower()), "")
+        rows.append(row)
+    used = {row.key for row in rows if row.key}
+    for row in rows:
+        slot_key = keys_by_slot.get((row.event, row.position))
+        if not row.key and slot_key and slot_key not in used:
+            row.key = slot_key
+            used.add(slot_key)
+        row.key = row.key or new_hook_key()
+    Hook.objects.bulk_create(rows)
 
 
 @transaction.atomic
@@ -264,6 +298,7 @@ def hook_create(
     if hook_input is None or problems.errors:
         raise ValidationFailed(problems, "The hook is invalid.")
     _lock_agent(agent)
+    hook_input = _named_in_scope(hook_input, agent=agent, custom_agent=custom_agent, hook=None)
     siblings = Hook.objects.filter(agent=agent, custom_agent=custom_agent, event=event).aggregate(
         last=Max("position"), count=Count("pk")
     )
@@ -281,13 +316,16 @@ def hook_create(
         position=0 if siblings["last"] is None else siblings["last"] + 1,
         enabled=hook_input.enabled,
         definition=hook_input.definition,
+        name=hook_input.name,
+        description=hook_input.description,
+        mode=hook_input.mode,
     )
     _record_change(
         actor=actor,
         agent=agent,
         custom_agent_name=custom_agent.name if custom_agent else "",
         action=GovernanceAction.HOOK_CREATED,
-        summary=f"Added {hook.hook_type} {event} hook {hook.key} ({_scope_label(custom_agent)})",
+        summary=f"Added {hook.hook_type} {event} hook {_hook_label(hook)} ({_scope_label(custom_agent)})",
         target=hook,
     )
     return hook, problems.warnings
@@ -301,15 +339,21 @@ def hook_update(
     if hook_input is None or problems.errors:
         raise ValidationFailed(problems, "The hook is invalid.")
     _lock_hook(hook)
+    hook_input = _named_in_scope(
+        hook_input, agent=hook.agent, custom_agent=hook.custom_agent, hook=hook
+    )
     hook.definition = hook_input.definition
     hook.enabled = hook_input.enabled
-    hook.save(update_fields=["definition", "enabled", "updated_at"])
+    hook.name = hook_input.name
+    hook.description = hook_input.description
+    hook.mode = hook_input.mode
+    hook.save(update_fields=["definition", "enabled", "name", "description", "mode", "updated_at"])
     _record_change(
         actor=actor,
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
         action=GovernanceAction.HOOK_UPDATED,
-        summary=f"Edited {hook.event} hook {hook.key} ({_scope_label(hook.custom_agent)})",
+        summary=f"Edited {hook.event} hook {_hook_label(hook)} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
     return hook, problems.warnings
@@ -327,7 +371,7 @@ def hook_set_enabled(*, actor: Actor | None, hook: Hook, enabled: bool) -> Hook:
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
         action=GovernanceAction.HOOK_ENABLED if enabled else GovernanceAction.HOOK_DISABLED,
-        summary=f"{'Enabled' if enabled else 'Disabled'} {hook.event} hook {hook.key} ({_scope_label(hook.custom_agent)})",
+        summary=f"{'Enabled' if enabled else 'Disabled'} {hook.event} hook {_hook_label(hook)} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
     return hook
@@ -356,7 +400,7 @@ def hook_move(*, actor: Actor | None, hook: Hook, offset: int) -> Hook:
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
         action=GovernanceAction.HOOK_REORDERED,
-        summary=f"Moved {hook.event} hook {hook.key} to position {target + 1} ({_scope_label(hook.custom_agent)})",
+        summary=f"Moved {hook.event} hook {_hook_label(hook)} to position {target + 1} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
     return hook
@@ -365,7 +409,7 @@ def hook_move(*, actor: Actor | None, hook: Hook, offset: int) -> Hook:
 @transaction.atomic
 def hook_delete(*, actor: Actor | None, hook: Hook) -> None:
     _lock_hook(hook)
-    agent, custom_agent, key, event = hook.agent, hook.custom_agent, hook.key, hook.event
+    agent, custom_agent, label, event = hook.agent, hook.custom_agent, _hook_label(hook), hook.event
     siblings = Hook.objects.filter(
         agent=agent, custom_agent=custom_agent, event=event, position__gt=hook.position
     )
@@ -376,7 +420,7 @@ def hook_delete(*, actor: Actor | None, hook: Hook) -> None:
         agent=agent,
         custom_agent_name=custom_agent.name if custom_agent else "",
         action=GovernanceAction.HOOK_DELETED,
-        summary=f"Deleted {event} hook {key} ({_scope_label(custom_agent)})",
+        summary=f"Deleted {event} hook {label} ({_scope_label(custom_agent)})",
     )
 
 
