@@ -11,7 +11,7 @@ from django.db.models import Case, Count, OuterRef, Prefetch, Q, QuerySet, Subqu
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook
+from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook, HookMode
 from agents.validation import (
     EVENTS,
     HookInput,
@@ -309,10 +309,13 @@ def hook_matches_tool(hook: Hook, tool_name: str) -> bool:
 def hooks_matching_tool(
     agent: Agent, custom_agent: CustomAgent | None, tool_name: str, *, event: str
 ) -> list[Hook]:
-    """Enabled `event` hooks of the effective configuration whose matcher matches `tool_name`,
-    in enforcement order (agent level first, then the custom agent's; each by position)."""
+    """Enabled, enforced `event` hooks of the effective configuration whose matcher matches
+    `tool_name`, in enforcement order (agent level first, then the custom agent's; each by
+    position). Shadow hooks are left out: they never block or escalate."""
     scopes = Q(custom_agent=None) | Q(custom_agent=custom_agent)
-    rows = Hook.objects.filter(scopes, agent=agent, event=event, enabled=True)
+    rows = Hook.objects.filter(
+        scopes, agent=agent, event=event, enabled=True, mode=HookMode.ENFORCE
+    )
     ordered = sorted(
         rows, key=lambda hook: (hook.custom_agent_id is not None, hook.position, hook.pk)
     )
