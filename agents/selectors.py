@@ -302,6 +302,40 @@ def agent_tab_counts(agent: Agent) -> dict[str, int]:
     }
 
 
+def hook_names(keys: Any) -> dict[str, str]:
+    """Current names of the hooks with these keys (records and escalations keep keys only;
+    a name is resolved when shown). A deleted hook is simply absent."""
+    wanted = {str(key) for key in keys if key}
+    if not wanted:
+        return {}
+    return dict(Hook.objects.filter(key__in=wanted).values_list("key", "name"))
+
+
+def hook_name_by_key(key_field: str) -> Subquery[Any]:
+    """An annotation: the current name of the hook whose key is the outer row's `key_field`."""
+    return Subquery(Hook.objects.filter(key=OuterRef(key_field)).values("name")[:1])
+
+
+def hook_keys_matching(value: str, *, agent_slug: str | None = None) -> list[str]:
+    """What a `hook=` filter means: the key itself, and the keys of hooks with that name
+    (case-insensitive; of one agent when `agent_slug` is given)."""
+    named = Hook.objects.filter(name__iexact=value.strip())
+    if agent_slug:
+        named = named.filter(agent__slug=agent_slug)
+    return [value, *named.values_list("key", flat=True)]
+
+
+HOOK_REVISIONS_SHOWN = 20
+
+
+def hook_revisions(hook: Hook) -> list[tuple[ConfigRevision, bool]]:
+    """The newest revisions of the hook's scope, each with whether it names this hook (its
+    own edits do; a document replacement or rollback of the scope may have changed it too)."""
+    name = hook.custom_agent.name if hook.custom_agent else ""
+    rows = revisions_list(hook.agent, name)[:HOOK_REVISIONS_SHOWN]
+    return [(revision, hook.key in revision.summary) for revision in rows]
+
+
 def hook_matches_tool(hook: Hook, tool_name: str) -> bool:
     return matcher_matches(hook.definition.get("matcher"), tool_name)
 

@@ -176,9 +176,9 @@ def _hook_saved(
 ) -> HttpResponse:
     if warnings:
         url = reverse("agents:hook_edit", args=[hook.agent.slug, hook.key])
-        return _go(request, url, f"Saved hook {hook.key}, with warnings.", messages.WARNING)
+        return _go(request, url, f"Saved hook {hook.name}, with warnings.", messages.WARNING)
     url = _scope_url(hook.agent, hook.custom_agent)
-    return _go(request, url, f"Saved {hook.event} hook {hook.key}.")
+    return _go(request, url, f"Saved {hook.event} hook {hook.name}.")
 
 
 def _hooks_changed(request: HtmxHttpRequest, hook: Hook, message: str) -> HttpResponse:
@@ -240,7 +240,7 @@ def hook_enabled(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = _hook_for(request, slug, key)
     enabled = request.POST.get("enabled") == "1"
     services.hook_set_enabled(actor=request_actor(request), hook=hook, enabled=enabled)
-    return _hooks_changed(request, hook, f"{'Enabled' if enabled else 'Disabled'} {hook.key}.")
+    return _hooks_changed(request, hook, f"{'Enabled' if enabled else 'Disabled'} {hook.name}.")
 
 
 @admin_required
@@ -249,7 +249,7 @@ def hook_move(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = _hook_for(request, slug, key)
     offset = -1 if request.POST.get("direction") == "up" else 1
     services.hook_move(actor=request_actor(request), hook=hook, offset=offset)
-    return _hooks_changed(request, hook, f"Moved {hook.key}.")
+    return _hooks_changed(request, hook, f"Moved {hook.name}.")
 
 
 @admin_required
@@ -257,7 +257,7 @@ def hook_move(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
 def hook_delete(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = _hook_for(request, slug, key)
     services.hook_delete(actor=request_actor(request), hook=hook)
-    return _hooks_changed(request, hook, f"Deleted {hook.event} hook {hook.key}.")
+    return _hooks_changed(request, hook, f"Deleted {hook.event} hook {hook.name}.")
 
 
 # Custom agents -------------------------------------------------------------------------------
