@@ -82,13 +82,13 @@ class HookForm(ProblemsForm):
         initial="enforce",
         widget=_select(
             [
-                ("enforce", "enforce — its verdict blocks, escalates or adds context"),
-                ("shadow", "shadow — runs and records what it would have done, never acts"),
+                ("enforce", "enforce — its verdicts act"),
+                ("shadow", "shadow — records only"),
                 ("disabled", "disabled — kept, not run"),
             ]
         ),
-        help_text="Roll a new hook out in shadow first; its page counts what it would have "
-        "blocked.",
+        help_text="Shadow runs the hook and records what it would have blocked or escalated, "
+        "but never acts: roll a new hook out in shadow first and watch its page.",
     )
     event = forms.CharField(widget=_select([(e, e) for e in EVENTS]))
     type = forms.CharField(

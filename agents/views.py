@@ -176,9 +176,9 @@ def _hook_saved(
 ) -> HttpResponse:
     if warnings:
         url = reverse("agents:hook_edit", args=[hook.agent.slug, hook.key])
-        return _go(request, url, f"Saved hook {hook.name}, with warnings.", messages.WARNING)
+        return _go(request, url, f"Saved hook “{hook.name}”, with warnings.", messages.WARNING)
     url = _scope_url(hook.agent, hook.custom_agent)
-    return _go(request, url, f"Saved {hook.event} hook {hook.name}.")
+    return _go(request, url, f"Saved {hook.event} hook “{hook.name}”.")
 
 
 def _hooks_changed(request: HtmxHttpRequest, hook: Hook, message: str) -> HttpResponse:

@@ -23,7 +23,9 @@ def _url(hook: Hook) -> str:
 
 
 def _total(html: str, kind: str) -> int:
-    match = re.search(rf'data-kind="{kind}"><a href="[^"]*"><span class="count">(\d+)</span>', html)
+    match = re.search(
+        rf'data-kind="{kind}"><a href="[^"]*"><span class="activity-count">(\d+)</span>', html
+    )
     assert match, f"no {kind} total on the page"
     return int(match.group(1))
 
