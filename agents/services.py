@@ -126,7 +126,7 @@ def _scope_label(custom_agent: CustomAgent | None) -> str:
 
 def _hook_label(hook: Hook) -> str:
     """How governance summaries name a hook: its name, and its key for the records."""
-    return f"{hook.name!r} ({hook.key})"
+    return f"“{hook.name}” ({hook.key})"
 
 
 def _replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[HookInput]) -> None:

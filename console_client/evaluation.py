@@ -5,8 +5,7 @@ middleware) and the console's adapters for other agent runtimes (Claude Code, Co
 Two layers:
 
 - the per-hook rules (`hook_verdict`, `approval_verdict`): is the hook disabled, does the
-  matcher match, is a
-  PostToolUse of a failed tool skipped, are prompt Stop hooks past `maxRejections`, and what
+  matcher match, is a PostToolUse of a failed tool skipped, are prompt Stop hooks past `maxRejections`, and what
   a HookResult means as an AGENT-HOOKS verdict (block → deny, ask → liftable deny, a Stop
   rejection → warn with the reason kept for the continuation, additionalContext kept for
   the next model request, a hook error → warn). A hook in `shadow` mode runs for real, but
@@ -141,6 +140,7 @@ async def hook_verdict(
         return ALLOW
     if (
         event == "Stop"
+        and mode == "enforce"
         and hook.get("type") == "prompt"
         and state.stop_rejection_count >= state.max_prompt_rejections
     ):

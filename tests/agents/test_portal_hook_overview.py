@@ -90,7 +90,7 @@ def test_the_page_lists_the_revisions_of_its_scope_marking_its_own(admin_client,
     html = admin_client.get(_url(hook)).content.decode()
     section = html.split('id="hook-revisions"')[1]
     assert section.count('class="names-hook"') == 2
-    assert "Disabled PreToolUse hook &#x27;No rm -rf&#x27;" in section
+    assert "Disabled PreToolUse hook “No rm -rf”" in section
     assert 'class="badge disabled">disabled' in html
 
 
