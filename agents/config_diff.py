@@ -34,7 +34,7 @@ ABSENT = ScopeConfig(exists=False, settings={}, hooks={})
 
 
 def _hooks_map(hooks: list[HookInput]) -> dict[str, list[dict[str, Any]]]:
-    return hooks_document([(hook.event, hook.definition, hook.enabled) for hook in hooks])
+    return hooks_document(hooks)
 
 
 def config_of_document(document: CustomAgentDocument) -> ScopeConfig:

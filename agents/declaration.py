@@ -69,7 +69,9 @@ def _binding(hook: Hook) -> dict[str, Any]:
     return {
         "id": hook.key,
         "kind": KIND_BY_TYPE[hook_type],
-        "config": dict(hook.definition),
+        # The hook's mode travels in its kind-specific config (the schema's extension point
+        # per binding); console_client.evaluation reads it.
+        "config": {**hook.definition, "mode": hook.mode},
         "at": [POINT_BY_EVENT[hook.event]],
         "timeout_ms": timeout_ms,
     }

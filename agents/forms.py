@@ -97,6 +97,30 @@ def _select(choices: list[tuple[str, str]]) -> forms.Select:
 class HookForm(ProblemsForm):
     """One hook. Choice-like fields are free text so that bad values reach the validator."""
 
+    name = forms.CharField(
+        required=False,
+        help_text="A short name people read in the inbox, the audit log and the dashboard; "
+        "unique among the hooks of this scope. Left blank, it is named from the event and "
+        "matcher.",
+    )
+    description = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Optional: what the hook is for and who owns it.",
+    )
+    mode = forms.CharField(
+        required=False,
+        initial="enforce",
+        widget=_select(
+            [
+                ("enforce", "enforce — its verdicts act"),
+                ("shadow", "shadow — records only"),
+                ("disabled", "disabled — kept, not run"),
+            ]
+        ),
+        help_text="Shadow runs the hook and records what it would have blocked or escalated, "
+        "but never acts: roll a new hook out in shadow first and watch its page.",
+    )
     event = forms.CharField(widget=_select([(e, e) for e in EVENTS]))
     type = forms.CharField(
         initial="prompt",
@@ -163,10 +187,8 @@ class HookForm(ProblemsForm):
     approvalsRequired = forms.IntegerField(
         required=False, label="Approvals required", help_text="Default 1."
     )
-    enabled = forms.BooleanField(required=False, initial=True)
-
     RAW_FIELDS = (
-        "type", "matcher", "prompt", "command", "script", "timeout", "failMode",
+        "name", "description", "type", "matcher", "prompt", "command", "script", "timeout", "failMode",
         "maxRejections", "expiresIn", "approvalsRequired",
     )  # fmt: skip
     _JUDGED = ("prompt", "command")
@@ -194,6 +216,8 @@ class HookForm(ProblemsForm):
         if hook is not None and "initial" not in kwargs:
             kwargs["initial"] = self.initial_for(hook)
         super().__init__(*args, **kwargs)
+        # What "disabled" keeps as the mode, so enabling the hook again restores it.
+        self.kept_mode = hook.mode if hook is not None else "enforce"
         if hook is not None:
             self.fields["event"].disabled = True
 
@@ -217,7 +241,13 @@ class HookForm(ProblemsForm):
 
     @staticmethod
     def initial_for(hook: Hook) -> dict[str, Any]:
-        initial: dict[str, Any] = {**hook.definition, "event": hook.event, "enabled": hook.enabled}
+        initial: dict[str, Any] = {
+            **hook.definition,
+            "event": hook.event,
+            "name": hook.name,
+            "description": hook.description,
+            "mode": hook.run_mode,
+        }
         model = initial.get("model")
         if model and model not in MODEL_TIERS:
             initial["model"], initial["model_deployment"] = "", model
@@ -237,7 +267,9 @@ class HookForm(ProblemsForm):
             self.add_error("model_deployment", "Choose a tier or type a deployment name, not both.")
         elif model:
             raw["model"] = model
-        raw["enabled"] = bool(data.get("enabled"))
+        mode = data.get("mode") or "enforce"
+        raw["enabled"] = mode != "disabled"
+        raw["mode"] = self.kept_mode if mode == "disabled" else mode
         data["raw"] = raw
         return data
 

@@ -38,8 +38,7 @@ class HealthItem:
 
 
 def hook_label(hook: Hook) -> str:
-    name = hook.definition.get("name")
-    return str(name) if name else f"{hook.event} hook #{hook.position + 1}"
+    return hook.name or f"{hook.event} hook #{hook.position + 1}"
 
 
 def _stored_problems(hook: Hook) -> list[HealthItem]:

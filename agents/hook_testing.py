@@ -55,8 +55,7 @@ SAMPLE_TRANSCRIPT = (
 
 
 def sample_context(event: str, agent_name: str) -> dict[str, Any]:
-    """The context the portal pre-fills for `event`: the fields a hook receives at it
-    (console_client.context_mapping.hook_context)."""
+    """The context the portal pre-fills for `event`: the fields a hook of that event receives."""
     return _sample_context(event, agent_name)
 
 

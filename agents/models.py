@@ -7,6 +7,8 @@ import secrets
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Lower
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 name_validator = RegexValidator(
@@ -21,6 +23,13 @@ def new_hook_key() -> str:
 class Mode(models.TextChoices):
     ENFORCE = "enforce", "Enforce"
     EVALUATE_ONLY = "evaluate_only", "Evaluate only"
+
+
+class HookMode(models.TextChoices):
+    """How a hook's verdict counts. `enabled=False` keeps a hook without running it at all."""
+
+    ENFORCE = "enforce", "Enforce"
+    SHADOW = "shadow", "Shadow"
 
 
 class Event(models.TextChoices):
@@ -76,9 +85,12 @@ class CustomAgent(models.Model):
 
 
 class Hook(models.Model):
-    """One hook. `definition` is the validated hook object with defaults filled in."""
+    """One hook. `definition` is the validated hook object with defaults filled in; the
+    name (unique in its scope, case-insensitively), description and mode live beside it."""
 
     key = models.CharField(max_length=32, unique=True, default=new_hook_key, editable=False)
+    name = models.CharField(max_length=80)
+    description = models.TextField(blank=True, default="")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="hooks")
     custom_agent = models.ForeignKey(
         CustomAgent, on_delete=models.CASCADE, null=True, blank=True, related_name="hooks"
@@ -86,6 +98,7 @@ class Hook(models.Model):
     event = models.CharField(max_length=16, choices=Event.choices)
     position = models.PositiveIntegerField(default=0)
     enabled = models.BooleanField(default=True)
+    mode = models.CharField(max_length=16, choices=HookMode.choices, default=HookMode.ENFORCE)
     definition = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -93,13 +106,32 @@ class Hook(models.Model):
     class Meta:
         ordering = ["event", "position", "id"]
         indexes = [models.Index(fields=["agent", "custom_agent", "event", "position"])]
+        constraints = [
+            models.UniqueConstraint(
+                Lower("name"),
+                "agent",
+                condition=Q(custom_agent__isnull=True),
+                name="hook_unique_name_agent_level",
+            ),
+            models.UniqueConstraint(
+                Lower("name"),
+                "custom_agent",
+                condition=Q(custom_agent__isnull=False),
+                name="hook_unique_name_custom_agent",
+            ),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.key} {self.event} {self.definition.get('type')}"
+        return f"{self.name} ({self.key})"
 
     @property
     def hook_type(self) -> str:
         return str(self.definition.get("type", "prompt"))
+
+    @property
+    def run_mode(self) -> str:
+        """enforce, shadow or disabled: what the hook does now, in one word."""
+        return self.mode if self.enabled else "disabled"
 
 
 class ConfigRevision(models.Model):

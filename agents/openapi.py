@@ -13,6 +13,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
+from agents.hook_names import DESCRIPTION_MAX_CHARS, HOOK_MODES, NAME_MAX_CHARS
 from agents.validation import (
     API_VERSION,
     APPROVALS_MAX,
@@ -46,6 +47,21 @@ Pointers = serializers.DictField(
 class HookSerializer(serializers.Serializer[Any]):
     """One hook (its options; `approval` is the console's PreToolUse type)."""
 
+    name = serializers.CharField(
+        required=False,
+        max_length=NAME_MAX_CHARS,
+        help_text="Unique in its scope (case-insensitive); derived from the event and matcher "
+        "when absent.",
+    )
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=DESCRIPTION_MAX_CHARS
+    )
+    mode = serializers.ChoiceField(
+        choices=HOOK_MODES,
+        required=False,
+        help_text="enforce (default), or shadow: runs and is recorded as 'would have', never "
+        "blocks, escalates or adds context.",
+    )
     type = serializers.ChoiceField(choices=HOOK_TYPES, required=False, help_text="Default prompt.")
     matcher = serializers.CharField(
         required=False, allow_null=True, allow_blank=True, max_length=MATCHER_MAX_CHARS
@@ -69,6 +85,8 @@ class HookSerializer(serializers.Serializer[Any]):
 
 
 class StoredHookSerializer(HookSerializer):
+    name = serializers.CharField(max_length=NAME_MAX_CHARS)
+    mode = serializers.ChoiceField(choices=HOOK_MODES)
     type = serializers.ChoiceField(choices=HOOK_TYPES)
 
 

@@ -1,7 +1,8 @@
 """How a configuration write is recorded, for every service of agents.services: under the
 agent's row lock, the agent's revision bumped, the changed scope's snapshot stored as a
 `ConfigRevision` and a governance event written, all in the caller's transaction; and a
-scope's hooks replaced keeping each slot's stable key.
+scope's hooks replaced keeping each hook's stable key (by name, else by slot); a hook's
+name checked against its scope.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from typing import Any
 from django.db.models import F
 from django.utils import timezone
 
-from agents.models import Agent, ConfigRevision, CustomAgent, Hook
+from agents.hook_names import check_name_unique, with_names
+from agents.models import Agent, ConfigRevision, CustomAgent, Hook, new_hook_key
 from agents.selectors import scope_snapshot
-from agents.validation import CUSTOM_AGENTS_MAX, HookInput
+from agents.validation import CUSTOM_AGENTS_MAX, HookInput, Problems
 from console.actors import Actor, actor_label, actor_user
 from console.errors import Conflict, InvalidInput
 from console.governance.actions import GovernanceAction
@@ -85,10 +87,13 @@ def refuse_past_custom_agent_limit(agent: Agent, at: str) -> None:
 
 
 def replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[HookInput]) -> None:
-    """Replace a scope's hooks, keeping each slot's stable key (event, index) where it exists."""
+    """Replace a scope's hooks (named: `validate_hooks_map` fills names). A hook keeps its
+    stable key when a hook of the same event had its name, else its slot (event, index),
+    so records stay attributed to the hook across renames and reorders."""
     existing = list(
         Hook.objects.filter(agent=agent, custom_agent=custom_agent).order_by("event", "position")
     )
+    keys_by_name = {(hook.event, hook.name.lower()): hook.key for hook in existing}
     keys_by_slot: dict[tuple[str, int], str] = {}
     counters: dict[str, int] = {}
     for hook in existing:
@@ -97,7 +102,7 @@ def replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[Ho
         counters[hook.event] = index + 1
     Hook.objects.filter(agent=agent, custom_agent=custom_agent).delete()
     positions: dict[str, int] = {}
-    new_rows = []
+    rows = []
     for item in hooks:
         position = positions.get(item.event, 0)
         positions[item.event] = position + 1
@@ -108,8 +113,38 @@ def replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[Ho
             position=position,
             enabled=item.enabled,
             definition=item.definition,
+            name=item.name,
+            description=item.description,
+            mode=item.mode,
         )
-        if (item.event, position) in keys_by_slot:
-            row.key = keys_by_slot[(item.event, position)]
-        new_rows.append(row)
-    Hook.objects.bulk_create(new_rows)
+        row.key = keys_by_name.get((item.event, item.name.lower()), "")
+        rows.append(row)
+    used = {row.key for row in rows if row.key}
+    for row in rows:
+        slot_key = keys_by_slot.get((row.event, row.position))
+        if not row.key and slot_key and slot_key not in used:
+            row.key = slot_key
+            used.add(slot_key)
+        row.key = row.key or new_hook_key()
+    Hook.objects.bulk_create(rows)
+
+
+def named_in_scope(
+    hook_input: HookInput, *, agent: Agent, custom_agent: CustomAgent | None, hook: Hook | None
+) -> HookInput:
+    """`hook_input` with its name checked against the scope's other hooks (a 400 naming
+    `/name`), or derived when it has none. Call with the agent lock held."""
+    others = Hook.objects.filter(agent=agent, custom_agent=custom_agent)
+    if hook is not None:
+        others = others.exclude(pk=hook.pk)
+    taken = {name.lower(): key for name, key in others.values_list("name", "key")}
+    problems = Problems()
+    check_name_unique(hook_input.name, "/name", dict(taken), problems)
+    if problems.errors:
+        raise problems.refusal("The hook's name is taken.")
+    return with_names([hook_input], taken)[0]
+
+
+def hook_label(hook: Hook) -> str:
+    """How governance summaries name a hook: its name, and its key for the records."""
+    return f"“{hook.name}” ({hook.key})"

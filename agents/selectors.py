@@ -11,8 +11,14 @@ from django.db.models import Case, Count, OuterRef, Prefetch, Q, QuerySet, Subqu
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook
-from agents.validation import EVENTS, custom_agent_document, hooks_document, validate_hook
+from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook, HookMode
+from agents.validation import (
+    EVENTS,
+    HookInput,
+    custom_agent_document,
+    hooks_document,
+    validate_hook,
+)
 from console.actors import is_agent
 from console.api import yaml_dump
 from console.roles import is_admin, is_auditor, is_reviewer
@@ -75,12 +81,20 @@ def hook_rows(agent: Agent, custom_agent: CustomAgent | None) -> list[Hook]:
     )
 
 
-def _as_tuples(hooks: list[Hook]) -> list[tuple[str, dict[str, Any], bool]]:
-    return [(hook.event, hook.definition, hook.enabled) for hook in hooks]
+def hook_input(hook: Hook) -> HookInput:
+    """A stored hook as the validated shape documents are written from."""
+    return HookInput(
+        event=hook.event,
+        definition=hook.definition,
+        enabled=hook.enabled,
+        name=hook.name,
+        description=hook.description,
+        mode=hook.mode,
+    )
 
 
 def agent_level_hooks(agent: Agent) -> dict[str, list[dict[str, Any]]]:
-    return hooks_document(_as_tuples(hook_rows(agent, None)))
+    return hooks_document([hook_input(hook) for hook in hook_rows(agent, None)])
 
 
 def custom_agent_as_document(
@@ -94,7 +108,7 @@ def custom_agent_as_document(
         instructions=custom_agent.instructions,
         handoff_description=custom_agent.handoff_description,
         enable_vanilla_mode=custom_agent.enable_vanilla_mode,
-        hooks=_as_tuples(hooks),
+        hooks=[hook_input(hook) for hook in hooks],
     )
 
 
@@ -299,6 +313,40 @@ def agent_tab_counts(agent: Agent) -> dict[str, int]:
     }
 
 
+def hook_names(keys: Any) -> dict[str, str]:
+    """Current names of the hooks with these keys (records and escalations keep keys only;
+    a name is resolved when shown). A deleted hook is simply absent."""
+    wanted = {str(key) for key in keys if key}
+    if not wanted:
+        return {}
+    return dict(Hook.objects.filter(key__in=wanted).values_list("key", "name"))
+
+
+def hook_name_by_key(key_field: str) -> Subquery[Any]:
+    """An annotation: the current name of the hook whose key is the outer row's `key_field`."""
+    return Subquery(Hook.objects.filter(key=OuterRef(key_field)).values("name")[:1])
+
+
+def hook_keys_matching(value: str, *, agent_slug: str | None = None) -> list[str]:
+    """What a `hook=` filter means: the key itself, and the keys of hooks with that name
+    (case-insensitive; of one agent when `agent_slug` is given)."""
+    named = Hook.objects.filter(name__iexact=value.strip())
+    if agent_slug:
+        named = named.filter(agent__slug=agent_slug)
+    return [value, *named.values_list("key", flat=True)]
+
+
+HOOK_REVISIONS_SHOWN = 20
+
+
+def hook_revisions(hook: Hook) -> list[tuple[ConfigRevision, bool]]:
+    """The newest revisions of the hook's scope, each with whether it names this hook (its
+    own edits do; a document replacement or rollback of the scope may have changed it too)."""
+    name = hook.custom_agent.name if hook.custom_agent else ""
+    rows = revisions_list(hook.agent, name)[:HOOK_REVISIONS_SHOWN]
+    return [(revision, hook.key in revision.summary) for revision in rows]
+
+
 def hook_matches_tool(hook: Hook, tool_name: str) -> bool:
     return matcher_matches(hook.definition.get("matcher"), tool_name)
 
@@ -306,10 +354,13 @@ def hook_matches_tool(hook: Hook, tool_name: str) -> bool:
 def hooks_matching_tool(
     agent: Agent, custom_agent: CustomAgent | None, tool_name: str, *, event: str
 ) -> list[Hook]:
-    """Enabled `event` hooks of the effective configuration whose matcher matches `tool_name`,
-    in enforcement order (agent level first, then the custom agent's; each by position)."""
+    """Enabled, enforced `event` hooks of the effective configuration whose matcher matches
+    `tool_name`, in enforcement order (agent level first, then the custom agent's; each by
+    position). Shadow hooks are left out: they never block or escalate."""
     scopes = Q(custom_agent=None) | Q(custom_agent=custom_agent)
-    rows = Hook.objects.filter(scopes, agent=agent, event=event, enabled=True)
+    rows = Hook.objects.filter(
+        scopes, agent=agent, event=event, enabled=True, mode=HookMode.ENFORCE
+    )
     ordered = sorted(
         rows, key=lambda hook: (hook.custom_agent_id is not None, hook.position, hook.pk)
     )

@@ -14,8 +14,10 @@ from django.utils import timezone
 from agents.config_review import refuse_if_moved, revision_content, validate_named_document
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
 from agents.revisions import (
+    hook_label,
     lock_agent,
     lock_hook,
+    named_in_scope,
     record_change,
     refuse_past_custom_agent_limit,
     replace_hooks,
@@ -172,6 +174,7 @@ def hook_create(
     if hook_input is None or problems.errors:
         raise problems.refusal("The hook is invalid.")
     lock_agent(agent)
+    hook_input = named_in_scope(hook_input, agent=agent, custom_agent=custom_agent, hook=None)
     siblings = Hook.objects.filter(agent=agent, custom_agent=custom_agent, event=event).aggregate(
         last=Max("position"), count=Count("pk")
     )
@@ -189,13 +192,16 @@ def hook_create(
         position=0 if siblings["last"] is None else siblings["last"] + 1,
         enabled=hook_input.enabled,
         definition=hook_input.definition,
+        name=hook_input.name,
+        description=hook_input.description,
+        mode=hook_input.mode,
     )
     record_change(
         actor=actor,
         agent=agent,
         custom_agent_name=custom_agent.name if custom_agent else "",
         action=GovernanceAction.HOOK_CREATED,
-        summary=f"Added {hook.hook_type} {event} hook {hook.key} ({_scope_label(custom_agent)})",
+        summary=f"Added {hook.hook_type} {event} hook {hook_label(hook)} ({_scope_label(custom_agent)})",
         target=hook,
     )
     return hook, problems.warnings
@@ -209,15 +215,21 @@ def hook_update(
     if hook_input is None or problems.errors:
         raise problems.refusal("The hook is invalid.")
     lock_hook(hook)
+    hook_input = named_in_scope(
+        hook_input, agent=hook.agent, custom_agent=hook.custom_agent, hook=hook
+    )
     hook.definition = hook_input.definition
     hook.enabled = hook_input.enabled
-    hook.save(update_fields=["definition", "enabled", "updated_at"])
+    hook.name = hook_input.name
+    hook.description = hook_input.description
+    hook.mode = hook_input.mode
+    hook.save(update_fields=["definition", "enabled", "name", "description", "mode", "updated_at"])
     record_change(
         actor=actor,
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
         action=GovernanceAction.HOOK_UPDATED,
-        summary=f"Edited {hook.event} hook {hook.key} ({_scope_label(hook.custom_agent)})",
+        summary=f"Edited {hook.event} hook {hook_label(hook)} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
     return hook, problems.warnings
@@ -235,7 +247,7 @@ def hook_set_enabled(*, actor: Actor | None, hook: Hook, enabled: bool) -> Hook:
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
         action=GovernanceAction.HOOK_ENABLED if enabled else GovernanceAction.HOOK_DISABLED,
-        summary=f"{'Enabled' if enabled else 'Disabled'} {hook.event} hook {hook.key} ({_scope_label(hook.custom_agent)})",
+        summary=f"{'Enabled' if enabled else 'Disabled'} {hook.event} hook {hook_label(hook)} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
     return hook
@@ -264,7 +276,7 @@ def hook_move(*, actor: Actor | None, hook: Hook, offset: int) -> Hook:
         agent=hook.agent,
         custom_agent_name=hook.custom_agent.name if hook.custom_agent else "",
         action=GovernanceAction.HOOK_REORDERED,
-        summary=f"Moved {hook.event} hook {hook.key} to position {target + 1} ({_scope_label(hook.custom_agent)})",
+        summary=f"Moved {hook.event} hook {hook_label(hook)} to position {target + 1} ({_scope_label(hook.custom_agent)})",
         target=hook,
     )
     return hook
@@ -273,7 +285,7 @@ def hook_move(*, actor: Actor | None, hook: Hook, offset: int) -> Hook:
 @transaction.atomic
 def hook_delete(*, actor: Actor | None, hook: Hook) -> None:
     lock_hook(hook)
-    agent, custom_agent, key, event = hook.agent, hook.custom_agent, hook.key, hook.event
+    agent, custom_agent, label, event = hook.agent, hook.custom_agent, hook_label(hook), hook.event
     siblings = Hook.objects.filter(
         agent=agent, custom_agent=custom_agent, event=event, position__gt=hook.position
     )
@@ -284,7 +296,7 @@ def hook_delete(*, actor: Actor | None, hook: Hook) -> None:
         agent=agent,
         custom_agent_name=custom_agent.name if custom_agent else "",
         action=GovernanceAction.HOOK_DELETED,
-        summary=f"Deleted {event} hook {key} ({_scope_label(custom_agent)})",
+        summary=f"Deleted {event} hook {label} ({_scope_label(custom_agent)})",
     )
 
 

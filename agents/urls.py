@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from agents import views, views_hooktest, views_review
+from agents import views, views_hookpage, views_hooktest, views_review
 from agents.runtime_hooks import portal as runtime_portal
 
 app_name = "agents"
@@ -16,6 +16,9 @@ urlpatterns = [
     path("<str:slug>/settings/", views.agent_settings, name="settings"),
     path("<str:slug>/hooks/new/", views.hook_create, name="hook_create"),
     path("<str:slug>/hooks/<str:key>/", views.hook_edit, name="hook_edit"),
+    path(
+        "<str:slug>/hooks/<str:key>/overview/", views_hookpage.hook_overview, name="hook_overview"
+    ),
     path("<str:slug>/hooks/<str:key>/enabled/", views.hook_enabled, name="hook_enabled"),
     path("<str:slug>/hooks/<str:key>/move/", views.hook_move, name="hook_move"),
     path("<str:slug>/hooks/<str:key>/delete/", views.hook_delete, name="hook_delete"),

@@ -16,6 +16,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.hook_names import (
+    IDENTITY_KEYS,
+    MODE_DEFAULT,
+    check_identity,
+    check_name_unique,
+    identity_fields,
+    with_names,
+)
 from console.errors import InvalidInput, pointer
 from console_client.patterns import matcher_error
 
@@ -45,8 +53,8 @@ MODEL_DEFAULT = "ReasoningFast"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 DEPLOYMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
 
-# Keys each hook type may carry. `enabled` is the console's own switch (false = kept, not run).
-COMMON_KEYS = {"type", "matcher", "enabled"}
+# Keys each hook type may carry; the identity keys (agents.hook_names) are common to all.
+COMMON_KEYS = {"type", "matcher"} | IDENTITY_KEYS
 TYPE_KEYS = {
     "prompt": COMMON_KEYS | {"prompt", "timeout", "failMode", "model", "maxRejections"},
     "command": COMMON_KEYS | {"command", "script", "timeout", "failMode", "model", "maxRejections"},
@@ -55,8 +63,8 @@ TYPE_KEYS = {
 ALL_HOOK_KEYS = set().union(*TYPE_KEYS.values())
 # Output order of a hook's keys, as the source documents write them.
 KEY_ORDER = (
-    "type", "matcher", "prompt", "command", "timeout", "failMode", "model", "maxRejections",
-    "expiresIn", "approvalsRequired", "script", "enabled",
+    "name", "description", "type", "matcher", "prompt", "command", "timeout", "failMode",
+    "model", "maxRejections", "expiresIn", "approvalsRequired", "script", "mode", "enabled",
 )  # fmt: skip
 DOCUMENT_KEYS = {"api_version", "kind", "metadata", "spec"}
 METADATA_KEYS = {"name"}
@@ -87,11 +95,14 @@ class Problems:
 
 @dataclass(frozen=True)
 class HookInput:
-    """A validated hook: its event, its normalized definition and whether it runs."""
+    """A validated hook: event, normalized definition, whether it runs, identity."""
 
     event: str
     definition: dict[str, Any]
     enabled: bool = True
+    name: str = ""
+    description: str = ""
+    mode: str = MODE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -224,8 +235,7 @@ def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | 
             problems.error(pointer_join(base, key), reason)
 
     _check_matcher(raw, event, base, problems)
-    if "enabled" in raw and not isinstance(raw["enabled"], bool):
-        problems.error(f"{base}/enabled", "enabled must be true or false.")
+    check_identity(raw, base, problems)
 
     if hook_type == "prompt":
         prompt = raw.get("prompt")
@@ -283,10 +293,8 @@ def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | 
 
     if problems.errors:
         return None, problems
-    enabled = raw.get("enabled", True)
-    return HookInput(
-        event=event, definition=hook_with_defaults(raw, event), enabled=enabled
-    ), problems
+    definition = hook_with_defaults(raw, event)
+    return HookInput(event=event, definition=definition, **identity_fields(raw)), problems
 
 
 def pointer_join(base: str, key: str | int) -> str:
@@ -294,8 +302,8 @@ def pointer_join(base: str, key: str | int) -> str:
 
 
 def hook_with_defaults(raw: dict[str, Any], event: str) -> dict[str, Any]:
-    """The hook as stored and returned: every default filled in, `enabled` left out."""
-    hook = {key: value for key, value in raw.items() if key != "enabled"}
+    """The hook's options as stored: every default filled in, its identity left out."""
+    hook = {key: value for key, value in raw.items() if key not in IDENTITY_KEYS}
     hook_type = hook.setdefault("type", "prompt")
     if hook_type in ("prompt", "command"):
         hook.setdefault("timeout", TIMEOUT_DEFAULT)
@@ -316,9 +324,11 @@ def order_hook_keys(hook: dict[str, Any]) -> dict[str, Any]:
 
 
 def validate_hooks_map(raw: Any, *, base: str) -> tuple[list[HookInput], Problems]:
-    """Validate `{"Stop": [...], "PostToolUse": [...], ...}`; hooks come back in order."""
+    """Validate `{"Stop": [...], "PostToolUse": [...], ...}`; hooks come back in order,
+    named: names are unique in the map, missing ones derived."""
     problems = Problems()
     hooks: list[HookInput] = []
+    named_at: dict[str, str] = {}
     if raw is None:
         return hooks, problems
     if not isinstance(raw, dict):
@@ -342,11 +352,13 @@ def validate_hooks_map(raw: Any, *, base: str) -> tuple[list[HookInput], Problem
             )
             continue
         for index, item in enumerate(items):
-            hook, hook_problems = validate_hook(item, event=event, base=pointer_join(at, index))
+            hook_at = pointer_join(at, index)
+            hook, hook_problems = validate_hook(item, event=event, base=hook_at)
             problems.merge(hook_problems)
             if hook is not None:
                 hooks.append(hook)
-    return hooks, problems
+                check_name_unique(hook.name, f"{hook_at}/name", named_at, problems)
+    return with_names(hooks), problems
 
 
 def _check_keys(raw: dict[str, Any], allowed: set[str], base: str, problems: Problems) -> None:
@@ -444,16 +456,16 @@ def validate_document(raw: Any) -> CustomAgentDocument:
     )
 
 
-def hooks_document(
-    hooks: list[tuple[str, dict[str, Any], bool]],
-) -> dict[str, list[dict[str, Any]]]:
-    """`[(event, definition, enabled)]` in order → `{event: [hook, ...]}` with only used events."""
+def hooks_document(hooks: list[HookInput]) -> dict[str, list[dict[str, Any]]]:
+    """Hooks in order → `{event: [hook, ...]}` with only used events."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for event, definition, enabled in hooks:
-        item = dict(definition)
-        if not enabled:
+    for hook in hooks:
+        item = {**hook.definition, "name": hook.name, "mode": hook.mode}
+        if hook.description:
+            item["description"] = hook.description
+        if not hook.enabled:
             item["enabled"] = False
-        out.setdefault(event, []).append(order_hook_keys(item))
+        out.setdefault(hook.event, []).append(order_hook_keys(item))
     return {event: out[event] for event in EVENTS if event in out}
 
 
@@ -463,7 +475,7 @@ def custom_agent_document(
     instructions: str,
     handoff_description: str,
     enable_vanilla_mode: bool,
-    hooks: list[tuple[str, dict[str, Any], bool]],
+    hooks: list[HookInput],
 ) -> dict[str, Any]:
     return {
         "api_version": API_VERSION,

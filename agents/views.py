@@ -150,9 +150,9 @@ def _hook_saved(
 ) -> HttpResponse:
     if warnings:
         url = reverse("agents:hook_edit", args=[hook.agent.slug, hook.key])
-        return _go(request, url, f"Saved hook {hook.key}, with warnings.", messages.WARNING)
+        return _go(request, url, f"Saved hook “{hook.name}”, with warnings.", messages.WARNING)
     url = _scope_url(hook.agent, hook.custom_agent)
-    return _go(request, url, f"Saved {hook.event} hook {hook.key}.")
+    return _go(request, url, f"Saved {hook.event} hook “{hook.name}”.")
 
 
 def _hooks_changed(request: HtmxHttpRequest, hook: Hook, message: str) -> HttpResponse:
@@ -215,7 +215,7 @@ def hook_enabled(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = selectors.get_hook_for_user(request.user, slug, key)
     enabled = request.POST.get("enabled") == "1"
     services.hook_set_enabled(actor=request_actor(request), hook=hook, enabled=enabled)
-    return _hooks_changed(request, hook, f"{'Enabled' if enabled else 'Disabled'} {hook.key}.")
+    return _hooks_changed(request, hook, f"{'Enabled' if enabled else 'Disabled'} {hook.name}.")
 
 
 @role_required(Role.ADMIN)
@@ -224,7 +224,7 @@ def hook_move(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = selectors.get_hook_for_user(request.user, slug, key)
     offset = -1 if request.POST.get("direction") == "up" else 1
     services.hook_move(actor=request_actor(request), hook=hook, offset=offset)
-    return _hooks_changed(request, hook, f"Moved {hook.key}.")
+    return _hooks_changed(request, hook, f"Moved {hook.name}.")
 
 
 @role_required(Role.ADMIN)
@@ -232,7 +232,7 @@ def hook_move(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
 def hook_delete(request: HtmxHttpRequest, slug: str, key: str) -> HttpResponse:
     hook = selectors.get_hook_for_user(request.user, slug, key)
     services.hook_delete(actor=request_actor(request), hook=hook)
-    return _hooks_changed(request, hook, f"Deleted {hook.event} hook {hook.key}.")
+    return _hooks_changed(request, hook, f"Deleted {hook.event} hook {hook.name}.")
 
 
 # Custom agents -------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ it never chooses how many approvals it needs or how long reviewers have. The rul
    its tool is `request.context.tool_call.name` (or `meta.tool_name` when the request carries
    no context; when both are given they must agree).
 2. The effective configuration is the agent-level hooks, then those of the custom agent
-   named by `meta.custom_agent` (which must exist). Only enabled PreToolUse hooks count, and
+   named by `meta.custom_agent` (which must exist). Only enabled, enforced (not shadow)
+   PreToolUse hooks count, and
    a hook applies when its matcher matches the tool, by console_client's own matcher.
 3. A named hook (`meta.hook` or `request.verdict.approval.hook`; both given must agree) must
    be one of those hooks: of this agent, of the agent level or of that custom agent, enabled,
@@ -31,7 +32,7 @@ from typing import Any
 
 from django.conf import settings
 
-from agents.models import Agent, CustomAgent, Event, Hook
+from agents.models import Agent, CustomAgent, Event, Hook, HookMode
 from agents.selectors import approval_hooks_matching, find_custom_agent, hook_matches_tool
 from agents.validation import EXPIRES_MAX
 from approvals.validation import META_TEXT_LIMITS
@@ -78,6 +79,8 @@ def _checked_named_hook(
         )
     elif not hook.enabled:
         problem = f"Hook {named.key!r} is disabled."
+    elif hook.mode == HookMode.SHADOW:
+        problem = f"Hook {named.key!r} is in shadow mode: it records, never escalates."
     elif hook.event != Event.PRE_TOOL_USE:
         problem = f"Hook {named.key!r} is a {hook.event} hook; only PreToolUse hooks escalate."
     elif not hook_matches_tool(hook, tool_name):

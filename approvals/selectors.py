@@ -16,6 +16,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from agents.models import Agent, Hook
+from agents.selectors import hook_name_by_key
 from approvals.models import (
     Escalation,
     EscalationStatus,
@@ -136,10 +137,12 @@ def effective_status(escalation: Escalation, now: datetime | None = None) -> str
 
 
 def _with_votes(qs: QuerySet[Escalation], user: Any) -> QuerySet[Escalation]:
+    """Rows for lists: vote counts, this reviewer's vote and the hook's current name."""
     my_vote = EscalationVote.objects.filter(escalation_id=OuterRef("pk"), reviewer_id=user.pk)
     return qs.annotate(
         approvals=Count("votes", filter=Q(votes__outcome=VoteOutcome.APPROVE)),
         my_vote=Subquery(my_vote.values("outcome")[:1]),
+        hook_name=hook_name_by_key("hook_key"),
     )
 
 

@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agents.selectors import hook_names
 from approvals import services
 from approvals.forms import HistoryFilterForm, parse_args_text
 from approvals.links import escalation_id_from_token
@@ -221,6 +222,7 @@ def _link_context(user: Any, escalation: Escalation) -> dict[str, Any]:
     votes = list(escalation.votes.all())
     return {
         "escalation": escalation,
+        "hook_name": hook_names([escalation.hook_key]).get(escalation.hook_key, ""),
         "status": effective_status(escalation),
         "votes": votes,
         "my_vote": next((v.outcome for v in votes if v.reviewer_id == user.pk), None),

@@ -138,18 +138,14 @@ def hooks_by_problem(qs: QuerySet[InterceptionRecord], limit: int = TOP_N) -> li
     names = hook_labels([str(row["decided_hook"]) for row in result])
     for row in result:
         key = str(row["decided_hook"])
-        row["label"] = f"{key} · {names[key]}" if key in names else key
+        row["label"] = names.get(key, key)
     return result
 
 
 def hook_labels(keys: Sequence[str]) -> dict[str, str]:
-    """`hk_…` → "PostToolUse · command · Bash|Exec…" for the hooks that still exist."""
-    labels: dict[str, str] = {}
-    for hook in Hook.objects.filter(key__in=list(keys)).only("key", "event", "definition"):
-        matcher = hook.definition.get("matcher")
-        parts = [hook.event, hook.hook_type, str(matcher) if matcher else ""]
-        labels[hook.key] = " · ".join(p for p in parts if p)
-    return labels
+    """`hk_…` → "Restart guard · PreToolUse · command" for the hooks that still exist."""
+    hooks = Hook.objects.filter(key__in=list(keys)).only("key", "name", "event", "definition")
+    return {hook.key: f"{hook.name} · {hook.event} · {hook.hook_type}" for hook in hooks}
 
 
 class _PercentileCont(Aggregate):

@@ -134,7 +134,7 @@ class RecordFilterForm(FilterForm):
     custom_agent = FilterField("Custom agent", "text", "e.g. my_hooked_agent", advanced=True)
     session_id = FilterField("Session", "text", "session id", advanced=True)
     decision = FilterField("Decision", "choice", advanced=True, choices=_fixed("decision"))
-    hook = FilterField("Hook id", "text", "hk_…", advanced=True)
+    hook = FilterField("Hook", "text", "name or hk_…", advanced=True)
     mode = FilterField("Mode", "choice", advanced=True, choices=_fixed("mode"))
 
 

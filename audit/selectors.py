@@ -14,7 +14,8 @@ filter means the same thing everywhere. Typical use in a view:
 Filters (query-string names, all optional, empty values ignored, unknown names ignored so
 pages can carry their own parameters): agent (slug), custom_agent, session_id,
 interception_point, decision (allow|deny|transform), outcome (allowed|warned|denied|
-transformed|approved|rejected|expired|host_error), hook (hook id), tool_name,
+transformed|approved|rejected|expired|host_error), hook (hook key, or a hook's name:
+case-insensitive, the records of every hook of that name), tool_name,
 mode (enforce|evaluate_only), q (reason text, case-insensitive substring), since, until
 (ISO 8601; a date alone means its midnight UTC; since is inclusive, until exclusive).
 """
@@ -24,6 +25,8 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import functools
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +37,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from agents.models import Agent, Mode
+from agents.selectors import hook_keys_matching
 from audit.models import (
     DeadLetterReport,
     Decision,
@@ -175,7 +179,8 @@ def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[Intercep
         if name in filters:
             qs = qs.filter(**{name: _choice(name, filters[name])})
     if "hook" in filters:
-        qs = qs.filter(hook_ids__has=filters["hook"])
+        keys = hook_keys_matching(filters["hook"], agent_slug=filters.get("agent"))
+        qs = qs.filter(functools.reduce(operator.or_, (Q(hook_ids__has=key) for key in keys)))
     if "q" in filters:
         qs = qs.filter(reason__icontains=filters["q"])
     since = parse_instant("since", filters["since"]) if "since" in filters else None
@@ -444,3 +449,85 @@ def hook_last_errors(agent: Agent, keys: list[str]) -> dict[str, HookLastError]:
         if len(last) == len(wanted):
             break
     return last
+
+
+# What one hook did, from the per-hook summaries of the records that name it ---------------
+
+HOOK_ACTIVITY_KINDS: tuple[str, ...] = (
+    "allowed",
+    "blocked",
+    "escalated",
+    "would_block",
+    "would_escalate",
+    "errors",
+    "timeouts",
+)
+_KIND_OF_REASON = {
+    "console:hook_blocked": "blocked",
+    "console:stop_rejected": "blocked",
+    "console:hook_asked": "escalated",
+    "console:approval_required": "escalated",
+    "console:shadow_would_block": "would_block",
+    "console:shadow_would_escalate": "would_escalate",
+    "console:hook_error": "errors",
+    "console:hook_timeout": "timeouts",
+    "host_error:interceptor_timeout": "timeouts",
+}
+HOOK_ACTIVITY_MAX_RECORDS = 50_000
+
+
+@dataclass(frozen=True)
+class HookActivity:
+    days: list[tuple[dt.date, dict[str, int]]]  # oldest first, every day of the window
+    totals: dict[str, int]
+    since: dt.datetime
+    capped: bool  # more records than HOOK_ACTIVITY_MAX_RECORDS: the oldest were not counted
+
+
+def hook_verdict_kind(reason: str | None) -> str:
+    """The activity kind of one hook's verdict reason (a plain allow has none)."""
+    if reason in _KIND_OF_REASON:
+        return _KIND_OF_REASON[str(reason)]
+    return "errors" if (reason or "").startswith("host_error:") else "allowed"
+
+
+def hook_activity(
+    *, user: Any, key: str, ran_for: Any, days: int = 14, now: dt.datetime | None = None
+) -> HookActivity:
+    """Per day (UTC) of the last `days`, what hook `key` decided, counted from its own
+    summary in each record (`verdicts[].name == key`). A plain allow counts only when
+    `ran_for(tool_name)` says the hook applied (records list every hook of the point,
+    matching or not)."""
+    now = now or timezone.now()
+    first_day = now.astimezone(dt.UTC).date() - dt.timedelta(days=days - 1)
+    since = dt.datetime.combine(first_day, dt.time.min, tzinfo=dt.UTC)
+    rows = (
+        records_visible_to(user)
+        .filter(hook_ids__has=key, timestamp__gte=since)
+        .order_by("-timestamp")
+        .values_list("timestamp", "tool_name", "raw__verdicts")[: HOOK_ACTIVITY_MAX_RECORDS + 1]
+    )
+    per_day = {
+        first_day + dt.timedelta(days=n): dict.fromkeys(HOOK_ACTIVITY_KINDS, 0) for n in range(days)
+    }
+    count = 0
+    for timestamp, tool_name, verdicts in rows.iterator(chunk_size=2000):
+        count += 1
+        if count > HOOK_ACTIVITY_MAX_RECORDS:
+            break
+        summary = next((v for v in verdicts or [] if v.get("name") == key), None)
+        if summary is None:
+            continue
+        kind = hook_verdict_kind(summary.get("reason"))
+        if kind == "allowed" and not ran_for(tool_name):
+            continue
+        bucket = per_day.get(timestamp.astimezone(dt.UTC).date())
+        if bucket is not None:  # a record stamped after `now` (a fast agent clock) waits
+            bucket[kind] += 1
+    totals = {kind: sum(day[kind] for day in per_day.values()) for kind in HOOK_ACTIVITY_KINDS}
+    return HookActivity(
+        days=sorted(per_day.items()),
+        totals=totals,
+        since=since,
+        capped=count > HOOK_ACTIVITY_MAX_RECORDS,
+    )

@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from agents.selectors import hook_names
 from audit import dashboard, forms, selectors, timeline
 from audit.models import InterceptionRecord
 from console.errors import InvalidInput
@@ -43,6 +44,7 @@ def _verdict_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
             "index": item.get("index"),
             "name": item.get("name") or "",
             "label": labels.get(str(item.get("name")), ""),
+            "hook_name": labels.get(str(item.get("name")), "").split(" · ")[0],
             "decision": item.get("decision"),
             "reason": item.get("reason") or "",
             "decided": record.decided_by is not None and item.get("index") == record.decided_by,
@@ -106,6 +108,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         "exports": forms.export_links(filters),
         "described": selectors.describe_filters(filters),
         "quick_ranges": forms.quick_ranges(request.path, filters),
+        "hook_names": hook_names(key for record in page.items for key in record.hook_ids),
     }
     push_url = forms.query_url(request.path, filters, cursor=cursor)
     return render_page(
@@ -132,6 +135,7 @@ def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "seal": seal,
         "verdict": record.raw.get("verdict") or {},
         "verdicts": _verdict_rows(record),
+        "hook_names": hook_names([record.decided_hook]),
         "raw_json": _pretty_json(record.raw),
     }
     return render(request, "audit/record_detail.html", context)
@@ -143,12 +147,18 @@ def session_timeline(request: HtmxHttpRequest, session_id: str) -> HttpResponse:
     agent_slug = request.GET.get("agent") or None
     qs = selectors.session_records(request.user, session_id, agent_slug=agent_slug)
     session = timeline.build_timeline(qs, session_id=session_id, agent_slug=agent_slug)
-    return render(
-        request,
-        "audit/session.html",
-        {"audit_tab": "sessions", "session_id": session_id, "timeline": session},
-        status=200,
-    )
+    keys = [
+        entry["record"].decided_hook if entry["kind"] == "record" else entry["escalation"].hook_key
+        for entry in session.entries
+        if entry["kind"] in ("record", "approval")
+    ]
+    context = {
+        "audit_tab": "sessions",
+        "session_id": session_id,
+        "timeline": session,
+        "hook_names": hook_names(keys),
+    }
+    return render(request, "audit/session.html", context, status=200)
 
 
 @require_GET

@@ -256,6 +256,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A hook's mode and an agent's mode are both "mode": name the hook's enum apart.
+    "ENUM_NAME_OVERRIDES": {"HookModeEnum": "agents.hook_names.HOOK_MODES"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "approvals.openapi.document_longpoll",

@@ -4,11 +4,13 @@ middleware) and the console's adapters for other agent runtimes (Claude Code, Co
 
 Two layers:
 
-- the per-hook rules (`hook_verdict`, `approval_verdict`): does the matcher match, is a
-  PostToolUse of a failed tool skipped, are prompt Stop hooks past `maxRejections`, and what
+- the per-hook rules (`hook_verdict`, `approval_verdict`): is the hook disabled, does the
+  matcher match, is a PostToolUse of a failed tool skipped, are prompt Stop hooks past `maxRejections`, and what
   a HookResult means as an AGENT-HOOKS verdict (block → deny, ask → liftable deny, a Stop
   rejection → warn with the reason kept for the continuation, additionalContext kept for
-  the next model request, a hook error → warn);
+  the next model request, a hook error → warn). A hook in `shadow` mode runs for real, but
+  its verdict is only recorded: a warn saying it would have blocked or escalated, never a
+  deny, an escalation, a Stop rejection or added context;
 - `evaluate_event`: one AGENT-HOOKS context emitted through the SDK's own emitter, built from
   the console's declaration with console_client's registry, so order (agent level first,
   then the custom agent's), composition (`sequential/run_all`), timeouts, evaluate_only and
@@ -23,10 +25,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from agent_hooks import (
     ALLOW,
@@ -40,99 +40,68 @@ from agent_hooks import (
     InterceptionPoint,
     InterceptionRecord,
     Verdict,
+    Warning,
 )
 
 from console_client.context_mapping import (
-    TurnFacts,
     hook_context,
     matcher_matches,
     tool_result_text,
 )
 from console_client.results import HookResult
+from console_client.session import (
+    CURRENT_SESSION,
+    DEFAULT_MAX_TURNS,
+    MAX_REJECTIONS_DEFAULT,
+    SessionState,
+    Transcript,
+    current_session,
+)
 
 REASON_BLOCKED = "console:hook_blocked"
 REASON_ASKED = "console:hook_asked"
 REASON_APPROVAL = "console:approval_required"
 REASON_HOOK_ERROR = "console:hook_error"
+REASON_HOOK_TIMEOUT = "console:hook_timeout"
+REASON_SHADOW_BLOCK = "console:shadow_would_block"
+REASON_SHADOW_ESCALATE = "console:shadow_would_escalate"
 REASON_STOP_REJECTED = "console:stop_rejected"
 REASON_STOP_BOUND = "console:max_rejections_reached"
 REASON_CONTEXT = "console:additional_context"
 REASON_NOT_GOVERNED = "console:not_governed"
 
-MAX_REJECTIONS_DEFAULT = 3
-DEFAULT_MAX_TURNS = 40
 KIND_PROMPT = "console.prompt"
 
 HookRunner = Callable[..., Awaitable[HookResult]]
 
 
-class Transcript(Protocol):
-    """Where the session's conversation is written for hooks to read (execution_summary)."""
-
-    @property
-    def path(self) -> Path: ...
-
-    def append(self, role: str, content: str, **extra: Any) -> None: ...
-
-
-@dataclass
-class SessionState:
-    """Everything one hooks session (one `ConsoleHooks.run`, or one runtime event) accumulates."""
-
-    session_id: str
-    agent_name: str
-    transcript: Transcript
-    # The most model calls the whole session can make (client.session_max_turns).
-    max_turns: int = DEFAULT_MAX_TURNS
-    max_prompt_rejections: int = MAX_REJECTIONS_DEFAULT
-    # Model calls so far in the session: the Stop continuations (each a new `agent.run`,
-    # each emitting `input` again) go on counting; a new `ConsoleHooks.run` starts at 0.
-    turn: int = 0
-    stop_rejection_count: int = 0
-    # Reasons given by Stop hooks at the latest `output` emission, in hook order.
-    stop_rejections: list[str] = field(default_factory=list)
-    # PostToolUse additionalContext per tool call id (the last hook's wins) ...
-    pending_context: dict[str, str] = field(default_factory=dict)
-    # ... and once injected, kept so every later request carries it at the same place.
-    injected_context: list[tuple[str, str]] = field(default_factory=list)
-    tool_names: dict[int, str] = field(default_factory=dict)
-    tool_schemas: dict[str, Any] = field(default_factory=dict)
-    # The full words of each hook that denied, by binding id (records carry 256 bytes).
-    deny_messages: dict[str, str] = field(default_factory=dict)
-
-    def facts(self) -> TurnFacts:
-        return TurnFacts(
-            agent_name=self.agent_name,
-            current_turn=self.turn,
-            max_turns=self.max_turns,
-            transcript_path=str(self.transcript.path),
-            stop_rejection_count=self.stop_rejection_count,
-        )
+def _warn(*, reason: str, message: str) -> Verdict:
+    """An allow with one warning, the reason also on the verdict itself: the record's
+    per-hook summary then says which hook warned (summaries carry no warnings)."""
+    return Verdict(
+        decision=Decision.ALLOW,
+        reason=reason,
+        warnings=(Warning(reason=reason, message=message),),
+    )
 
 
-CURRENT_SESSION: ContextVar[SessionState | None] = ContextVar(
-    "console_client_session", default=None
-)
-
-
-def current_session() -> SessionState:
-    state = CURRENT_SESSION.get()
-    if state is None:
-        raise RuntimeError(
-            "No console hooks session is active: run the agent with `await hooks.run(agent, ...)`."
-        )
-    return state
+def hook_mode(hook: dict[str, Any]) -> str:
+    """enforce, shadow or disabled: the binding config's `mode` (enforce when absent)."""
+    if hook.get("enabled") is False:
+        return "disabled"
+    return "shadow" if hook.get("mode") == "shadow" else "enforce"
 
 
 def max_prompt_rejections(document: dict[str, Any]) -> int:
-    """How many times prompt Stop hooks may reject: the maximum `maxRejections` over them
-    (default 3)."""
+    """How many times prompt Stop hooks may reject: the maximum `maxRejections` over
+    enforced prompt Stop hooks (default 3)."""
     values = [
         int(binding["config"].get("maxRejections", MAX_REJECTIONS_DEFAULT))
         for binding in document.get("bindings", [])
         if binding.get("kind") == KIND_PROMPT
         and binding.get("at") == [InterceptionPoint.OUTPUT.value]
         and isinstance(binding.get("config"), dict)
+        and hook_mode(binding["config"]) == "enforce"
     ]
     return max(values, default=MAX_REJECTIONS_DEFAULT)
 
@@ -167,20 +136,42 @@ async def hook_verdict(
     runner: HookRunner,
 ) -> Verdict:
     """One command or prompt hook on one AGENT-HOOKS context, as a verdict."""
-    if not hook_applies(hook, event, context):
+    mode = hook_mode(hook)
+    if mode == "disabled" or not hook_applies(hook, event, context):
         return ALLOW
     if (
         event == "Stop"
+        and mode == "enforce"
         and hook.get("type") == "prompt"
         and state.stop_rejection_count >= state.max_prompt_rejections
     ):
-        return Verdict.warn(
+        return _warn(
             reason=REASON_STOP_BOUND,
             message=f"Prompt Stop hooks stop after {state.max_prompt_rejections} rejections.",
         )
     hook_ctx = hook_context(event, context, state.facts())
     result = await runner(hook, hook_ctx, transcript_path=str(state.transcript.path))
+    if mode == "shadow":
+        return shadow_verdict(key=key, event=event, result=result)
     return result_verdict(key=key, event=event, result=result, state=state, context=context)
+
+
+def shadow_verdict(*, key: str, event: str, result: HookResult) -> Verdict:
+    """What a shadow hook's result is recorded as; it never touches the session's state."""
+    reason = (result.reason or "").strip()
+    if event == "Stop":
+        blocks = result.decision != "allow" and bool(reason)
+    else:
+        blocks = result.decision == "block" or (result.decision == "ask" and event != "PreToolUse")
+    if blocks:
+        return _warn(
+            reason=REASON_SHADOW_BLOCK, message=f"Hook {key} (shadow) would have blocked: {reason}"
+        )
+    if result.decision == "ask":
+        return _warn(
+            reason=REASON_SHADOW_ESCALATE, message=f"Hook {key} (shadow) would have escalated."
+        )
+    return _allow(result)
 
 
 def result_verdict(
@@ -198,7 +189,7 @@ def result_verdict(
     if event == "Stop":
         if result.decision != "allow" and reason:
             state.stop_rejections.append(reason)
-            return Verdict.warn(reason=REASON_STOP_REJECTED, message=reason)
+            return _warn(reason=REASON_STOP_REJECTED, message=reason)
         # A rejection without a reason counts as approval.
         return _allow(result)
     if result.decision == "block" or (result.decision == "ask" and event != "PreToolUse"):
@@ -222,15 +213,22 @@ def result_verdict(
 
 def _allow(result: HookResult) -> Verdict:
     if result.error:
-        return Verdict.warn(reason=REASON_HOOK_ERROR, message=result.error)
+        reason = REASON_HOOK_TIMEOUT if result.timed_out else REASON_HOOK_ERROR
+        return _warn(reason=reason, message=result.error)
     return ALLOW
 
 
 def approval_verdict(*, key: str, hook: dict[str, Any], context: dict[str, Any]) -> Verdict:
     """A PreToolUse `approval` hook: every matching call waits for reviewers."""
     tool_name = str(_tool_call(context).get("name", ""))
-    if not matcher_matches(hook.get("matcher"), tool_name):
+    mode = hook_mode(hook)
+    if mode == "disabled" or not matcher_matches(hook.get("matcher"), tool_name):
         return ALLOW
+    if mode == "shadow":
+        return _warn(
+            reason=REASON_SHADOW_ESCALATE,
+            message=f"{tool_name} would have needed a reviewer's approval (hook {key}, shadow).",
+        )
     return Verdict(
         decision=Decision.DENY,
         reason=REASON_APPROVAL,
@@ -470,6 +468,9 @@ __all__ = [
     "REASON_BLOCKED",
     "REASON_CONTEXT",
     "REASON_HOOK_ERROR",
+    "REASON_HOOK_TIMEOUT",
+    "REASON_SHADOW_BLOCK",
+    "REASON_SHADOW_ESCALATE",
     "REASON_NOT_GOVERNED",
     "REASON_STOP_BOUND",
     "REASON_STOP_REJECTED",
@@ -483,8 +484,10 @@ __all__ = [
     "evaluate_event",
     "event_context",
     "hook_applies",
+    "hook_mode",
     "hook_verdict",
     "max_prompt_rejections",
     "record_ungoverned",
     "result_verdict",
+    "shadow_verdict",
 ]

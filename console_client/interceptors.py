@@ -54,6 +54,7 @@ from console_client.evaluation import (
     Transcript,
     approval_verdict,
     current_session,
+    hook_mode,
     hook_verdict,
     max_prompt_rejections,
 )
@@ -254,11 +255,13 @@ def _require_usable_matcher(hook: dict[str, Any], event: str) -> None:
 
 
 def stop_hook_bindings(document: dict[str, Any]) -> tuple[int, int]:
-    """(command, prompt) hook bindings at `output` (Stop) in a declaration."""
+    """(command, prompt) enforced hook bindings at `output` (Stop) in a declaration: the
+    hooks that can make the agent continue (a shadow hook never does)."""
     kinds = [
         binding.get("kind")
         for binding in document.get("bindings", [])
         if binding.get("at") == [InterceptionPoint.OUTPUT.value]
+        and hook_mode(binding.get("config") or {}) == "enforce"
     ]
     return kinds.count(KIND_COMMAND), kinds.count(KIND_PROMPT)
 

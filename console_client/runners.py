@@ -175,6 +175,7 @@ def _interpret(
     if run.stdout_overflow:
         return error(f"stdout exceeded {stdout_max} bytes; the hook was killed")
     if run.timed_out:
+        fields["timed_out"] = True
         return error(f"timed out after {timeout:g} s; its process group was killed")
     code = run.exit_code
     assert code is not None
@@ -296,7 +297,10 @@ async def arun_prompt_hook(
             )
     except TimeoutError:
         return _hook_error(
-            f"the judge did not answer within {timeout:g} s", fail_mode=fail_mode, started=started
+            f"the judge did not answer within {timeout:g} s",
+            fail_mode=fail_mode,
+            started=started,
+            timed_out=True,
         )
     except LLMError as exc:
         return _hook_error(f"the judge failed: {exc}", fail_mode=fail_mode, started=started)

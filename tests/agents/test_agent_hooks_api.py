@@ -57,7 +57,15 @@ def test_seed_hooks_go_in_and_come_back_in_event_order(sre):
         == _seed_hooks()["hooks"]["PostToolUse"][0]["script"]
     )
     assert body["hooks"]["Stop"][0]["script"].startswith("#!/bin/bash\n")
-    assert body["hooks"]["PreToolUse"] == [DEMO_APPROVAL_HOOK]
+    # A hook without a name is named from its event and matcher; mode defaults to enforce.
+    assert body["hooks"]["PreToolUse"] == [
+        {
+            "name": "PreToolUse restart_service|scale_deployment",
+            **DEMO_APPROVAL_HOOK,
+            "mode": "enforce",
+        }
+    ]
+    assert body["hooks"]["PostToolUse"][0]["name"] == "PostToolUse all tools"
     assert "warnings" not in body
 
 

@@ -25,6 +25,10 @@ def _with_defaults(document: dict) -> dict:
     expected = json.loads(json.dumps(document))
     stop = expected["spec"]["hooks"]["Stop"][0]
     stop.update({"failMode": "allow", "model": "ReasoningFast", "maxRejections": 3})
+    # Hooks without a name are named from the event and matcher (or type, for Stop).
+    stop.update({"name": "Stop prompt", "mode": "enforce"})
+    post = expected["spec"]["hooks"]["PostToolUse"][0]
+    post.update({"name": "PostToolUse Bash|ExecuteShellCommand", "mode": "enforce"})
     return expected
 
 

@@ -94,7 +94,7 @@ def test_binding_config_is_the_hook_definition_and_timeouts_follow_the_hooks(see
     document = Client().get(URL, **seeded.headers()).json()
     audit = Hook.objects.get(agent=seeded.agent, custom_agent=None, event="PostToolUse")
     binding = next(b for b in document["bindings"] if b["id"] == audit.key)
-    assert binding["config"] == audit.definition
+    assert binding["config"] == {**audit.definition, "mode": "enforce"}
     assert binding["timeout_ms"] == 30_000 + 5_000
     timeouts = document["configuration"]["timeouts"]
     assert timeouts["interceptor_ms"] == 35_000
@@ -184,3 +184,20 @@ def test_people_sessions_are_refused(persona, request, seeded):
 @pytest.mark.django_db
 def test_anonymous_is_refused(seeded):
     assert Client().get(URL).status_code in (401, 403)
+
+
+@pytest.mark.django_db
+def test_a_shadow_hook_carries_its_mode_in_its_binding_config_and_disabled_hooks_are_left_out(
+    seeded,
+):
+    hooks = Hook.objects.filter(agent=seeded.agent, custom_agent=None)
+    shadow = hooks.get(event="PostToolUse")
+    services.hook_update(
+        actor=None, hook=shadow, raw={**shadow.definition, "name": shadow.name, "mode": "shadow"}
+    )
+    stop = hooks.get(event="Stop")
+    services.hook_set_enabled(actor=None, hook=stop, enabled=False)
+    document = Client().get(URL, **seeded.headers()).json()
+    configs = {binding["id"]: binding["config"] for binding in document["bindings"]}
+    assert configs[shadow.key]["mode"] == "shadow"
+    assert stop.key not in configs

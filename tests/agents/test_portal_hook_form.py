@@ -16,11 +16,12 @@ URL = "/agents/sre-agent/hooks/new/"
 
 def _post(client, **fields):
     data = {
+        "name": "Bash audit",
+        "mode": "enforce",
         "event": "PostToolUse",
         "type": "command",
         "matcher": "Bash",
         "command": "echo ok",
-        "enabled": "on",
         **fields,
     }
     return client.post(URL, {k: v for k, v in data.items() if v is not None})

@@ -45,14 +45,22 @@ def test_edit_form_is_prefilled_and_saving_changes_the_hook(admin_client, sre):
     assert form["command"].value() == "echo one"
     assert 'id="hook-test-panel"' in admin_client.get(url).content.decode()
     response = admin_client.post(
-        url, {"type": "command", "matcher": "Bash", "command": "echo two", "timeout": "60"}
+        url,
+        {
+            "name": "Bash echo",
+            "mode": "disabled",
+            "type": "command",
+            "matcher": "Bash",
+            "command": "echo two",
+            "timeout": "60",
+        },
     )
     assert response.status_code == 302
     hook.refresh_from_db()
     assert hook.definition["command"] == "echo two"
     assert hook.definition["timeout"] == 60
     assert hook.event == "PostToolUse"
-    assert not hook.enabled  # the checkbox was not posted
+    assert (hook.name, hook.enabled, hook.mode) == ("Bash echo", False, "enforce")
 
 
 @pytest.mark.django_db
@@ -60,7 +68,7 @@ def test_edit_cannot_move_a_hook_to_another_event(admin_client, sre):
     hook = _hook(sre.agent)
     admin_client.post(
         f"/agents/sre-agent/hooks/{hook.key}/",
-        {"event": "Stop", "type": "command", "matcher": "*", "command": "x", "enabled": "on"},
+        {"name": "x", "event": "Stop", "type": "command", "matcher": "*", "command": "x"},
     )
     hook.refresh_from_db()
     assert hook.event == "PostToolUse"

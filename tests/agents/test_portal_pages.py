@@ -34,6 +34,7 @@ def _hooks(agent: Agent, event: str, count: int, custom_agent: CustomAgent | Non
             custom_agent=custom_agent,
             event=event,
             position=index,
+            name=f"{event} {index}",
             definition=hook_with_defaults(raw, event),
         )
         for index in range(count)

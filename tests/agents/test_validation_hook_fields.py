@@ -81,10 +81,12 @@ def test_approval_hook_under_pretooluse_gets_its_defaults(sre):
         _put(sre, "PreToolUse", {"type": "approval", "matcher": "restart_.*"}), "PreToolUse"
     )
     assert hook == {
+        "name": "PreToolUse restart_.*",
         "type": "approval",
         "matcher": "restart_.*",
         "expiresIn": 600,
         "approvalsRequired": 1,
+        "mode": "enforce",
     }
 
 

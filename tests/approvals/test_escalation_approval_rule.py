@@ -162,6 +162,18 @@ def test_a_disabled_hook_cannot_be_named(client, sre):
     assert "disabled" in message
 
 
+def test_a_shadow_hook_cannot_be_named_nor_set_the_rule(client, sre):
+    hook(sre, approval("restart_service", approvalsRequired=2))
+    shadow = hook(sre, {**approval("restart_service", approvalsRequired=5), "mode": "shadow"})
+    message = refused(
+        post_escalation(client, sre, approval_request("restart_service"), hook=shadow.key),
+        "/meta/hook",
+    )
+    assert "shadow" in message
+    escalation = created(post_escalation(client, sre, approval_request("restart_service")))
+    assert escalation.approvals_required == 2
+
+
 def test_a_hook_of_another_event_cannot_be_named(client, sre):
     hook(sre, approval("restart_service"))
     post = hook(

@@ -100,7 +100,8 @@ def test_the_page_names_the_hook_the_rule_and_why_it_fired(reviewer_client, sre,
     html = reviewer_client.get(f"/approvals/{escalation.pk}/").content.decode()
     why = html.split('id="h-why"')[1].split("</section>")[0]
     assert escalation.hook_key == hook.key
-    assert f"<code>{hook.key}</code>" in why
+    # Named by its current name; the key stays visible beside it.
+    assert f"<strong>{hook.name}</strong>" in why and hook.key in why
     assert "approval hook, PreToolUse, agent level" in why
     assert "restart_service|scale_deployment" in why
     assert "2 approvals, 900 s to decide" in why

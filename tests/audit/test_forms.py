@@ -37,4 +37,9 @@ def test_fields_carry_what_the_template_draws():
     outcome, hook = form["outcome"], form["hook"]
     assert (outcome.kind, outcome.label, outcome.advanced) == ("choice", "Outcome", False)
     assert ("denied", "Denied") in outcome.choices
-    assert (hook.kind, hook.placeholder, hook.advanced, hook.choices) == ("text", "hk_…", True, ())
+    assert (hook.kind, hook.placeholder, hook.advanced, hook.choices) == (
+        "text",
+        "name or hk_…",
+        True,
+        (),
+    )

@@ -201,8 +201,8 @@ def _dead_letters_body(world: World) -> str:
 JSON = "application/json"
 # Django's FormView answers PUT as it answers POST.
 DJANGO_FORM_VIEW = frozenset({"PUT"})
-HOOK_FORM = {"event": "Stop", "type": "prompt", "prompt": "Done?", "enabled": "on"}
-EDIT_FORM = {"type": "command", "matcher": "Bash", "command": "exit 1", "enabled": "on"}
+HOOK_FORM = {"name": "Done check", "event": "Stop", "type": "prompt", "prompt": "Done?"}
+EDIT_FORM = {"name": "Bash gate", "type": "command", "matcher": "Bash", "command": "exit 1"}
 ADMIN = ("admin",)
 REVIEWERS = ("admin", "rev", "rev_other")
 AUDITORS = ("admin", "auditor")
@@ -458,6 +458,7 @@ ROWS: list[Row] = [
         writes=True,
     ),
     Row(H, "GET", "/agents/{sre}/hooks/{hook}/", page(200, *ADMIN)),
+    Row(H + "overview/", "GET", "/agents/{sre}/hooks/{hook}/overview/", page(200, *ADMIN)),
     Row(H, "POST", "/agents/{sre}/hooks/{hook}/", page(302, *ADMIN), EDIT_FORM, writes=True),
     Row(
         H + "enabled/",

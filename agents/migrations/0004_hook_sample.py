@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents", "0002_runtime_session"),
+        ("agents", "0003_hook_name_mode"),
     ]
 
     operations = [
