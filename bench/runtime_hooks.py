@@ -177,9 +177,14 @@ async def pending(port: int, token: str, count: int) -> dict[str, Any]:
             )
             for n in range(count)
         ]
-        while (await sync_to_async(mine.count)()) < count:
-            if time.perf_counter() - started > 300:
-                raise SystemExit("the escalations were not all opened")
+        while (opened := await sync_to_async(mine.count)()) < count:
+            done = [call for call in calls if call.done()]
+            if done or time.perf_counter() - started > 300:
+                answers = [str(call.exception() or call.result().status_code) for call in done]
+                raise SystemExit(
+                    f"{opened} of {count} escalations opened; calls that returned without "
+                    f"one: {sorted(set(statuses))} ×{len(done)}"
+                )
             await asyncio.sleep(0.2)
         opened_s = time.perf_counter() - started
         with psycopg.connect(common.DATABASE_URL.rsplit("/", 1)[0] + "/postgres") as conn:
