@@ -180,7 +180,7 @@ async def pending(port: int, token: str, count: int) -> dict[str, Any]:
         while (opened := await sync_to_async(mine.count)()) < count:
             done = [call for call in calls if call.done()]
             if done or time.perf_counter() - started > 300:
-                answers = [str(call.exception() or call.result().status_code) for call in done]
+                statuses = [str(call.exception() or call.result().status_code) for call in done]
                 raise SystemExit(
                     f"{opened} of {count} escalations opened; calls that returned without "
                     f"one: {sorted(set(statuses))} ×{len(done)}"
