@@ -90,12 +90,10 @@ def interleaved(runners: dict[str, Callable[[], None]], n: int) -> dict[str, lis
     return samples
 
 
-def _without(argv: list[str], *pieces: str) -> list[str]:
-    out = list(argv)
-    for piece in pieces:
-        i = out.index(piece)
-        del out[i : i + 2 if piece in ("--proc", "--dev", "--remount-ro") else i + 1]
-    return out
+def _without(argv: list[str], option: str, values: int = 0) -> list[str]:
+    """argv without its first `option` and the `values` arguments that follow it."""
+    i = argv.index(option)
+    return argv[:i] + argv[i + 1 + values :]
 
 
 def profile(n: int) -> None:
@@ -123,7 +121,7 @@ def profile(n: int) -> None:
             "  without the PID-1 reaper (--as-pid-1)": switch
             + [config.bwrap_path, "--as-pid-1", *sandbox[1:]],
             "  without the network namespace": switch + no_net,
-            "  without /proc": switch + _without(sandbox, "--proc"),
+            "  without /proc": switch + _without(sandbox, "--proc", 1),
             "  without /dev": switch + no_dev,
             "bash -c 'exit 0', subprocess.run": ["/bin/bash", "-c", "exit 0"],
         }
