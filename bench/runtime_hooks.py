@@ -1,9 +1,9 @@
-"""Runtime hooks (DESIGN §6) on a real daphne server with PostgreSQL and channels-redis:
+"""Runtime hooks (the adapters of other agent runtimes) on a real daphne server with PostgreSQL and channels-redis:
 
 (a) adapter overhead: `POST /api/v1/hooks/claude-code` for a PreToolUse no hook matches (the
     agent has hooks, at other events and for other tools) vs a bare HTTP round trip
-    (`GET /healthz`) to the same server, interleaved. Targets: the console's share (the
-    difference) p95 ≤ 5 ms, and the whole call p95 ≤ 1.5× the bare round trip.
+    (`GET /healthz`) to the same server, interleaved. Targets: the time the call adds at
+    p95 (call p95 − round-trip p95) ≤ 5 ms, and the call p95 ≤ 1.5× the round trip p95.
 (b) a sandboxed command hook run server-side: the console's runner (the sandbox, under the
     concurrency bound) on the seed's dangerous-command script, awaited in one long-lived
     loop, vs a plain `subprocess.run` of the script, interleaved; target ≤ 1.5×. Also the
