@@ -11,7 +11,9 @@ The copies follow the host: before every run the host entries, every directory a
 regular file inside them, /etc itself (for new glob matches) and the prepared directory
 are stat'ed (about ten `stat` calls); any change builds a new snapshot. A snapshot that was
 replaced is removed once the last run using it has finished, and every snapshot when the
-process exits.
+process exits. A process that could not clean up (killed) leaves its snapshots behind:
+each snapshot holds an flock while its process lives, and building a snapshot removes the
+ones of the same user in the same directory whose lock nobody holds any more.
 
 What is copied is what the hook could already read through the binds: a host entry is
 copied only if it is a regular file, a directory or a symlink and everything in it is
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import glob
 import os
 import shutil
@@ -37,6 +40,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 ETC = "/etc"
+PREFIX = "console-hook-etc-"
+LOCK = "owner.lock"  # beside the snapshot's etc/, never bound into the sandbox
 _Stamp = tuple[tuple[str, int, int, int, int], ...]
 
 
@@ -56,6 +61,7 @@ class EtcSnapshot:
     users: int = 0
     retired: bool = False
     root: str = field(default="", repr=False)
+    lock_fd: int = field(default=-1, repr=False)
 
 
 def _stat_key(path: str, *, follow: bool) -> tuple[str, int, int, int, int]:
@@ -180,8 +186,10 @@ def _mountpoint(source: str, target: str) -> None:
 def _build(
     base: str, files: Mapping[str, bytes], matches: tuple[str, ...], globbed: tuple[int, ...] | None
 ) -> EtcSnapshot:
-    root = tempfile.mkdtemp(prefix="console-hook-etc-", dir=base)
+    root = tempfile.mkdtemp(prefix=PREFIX, dir=base)
+    lock_fd = -1
     try:
+        lock_fd = _hold_lock(root)
         os.chmod(root, 0o755)  # noqa: S103 - host nobody (a root agent's bwrap) must reach it
         path = os.path.join(root, "etc")
         os.mkdir(path)
@@ -214,6 +222,8 @@ def _build(
         own_dirs = tuple(dirpath for dirpath, _dirs, _files in os.walk(path))
     except BaseException:
         _remove(root)
+        if lock_fd != -1:
+            os.close(lock_fd)
         raise
     stamp = _stamp(own_dirs, tuple(watched), matches)
     host_mtimes = [key[2] for key in stamp[len(own_dirs) :]]
@@ -227,7 +237,54 @@ def _build(
         globbed=globbed,
         settled=settled(host_mtimes) and settled(globbed or ()),
         root=root,
+        lock_fd=lock_fd,
     )
+
+
+def _hold_lock(root: str) -> int:
+    """This process's lock on a new snapshot, held until the snapshot is removed or the
+    process ends. Taken on a temporary name, then renamed: a cleaner that finds the lock
+    file always finds it locked."""
+    pending = os.path.join(root, f".{LOCK}")
+    fd = os.open(pending, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o400)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(pending, os.path.join(root, LOCK))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def remove_stale(base: str) -> int:
+    """Remove the snapshots in `base` that this user's processes left behind: real
+    directories owned by this user whose lock nobody holds. One without a lock file (being
+    built right now) is left alone, so is everything of other users. Returns how many."""
+    removed = 0
+    uid = os.geteuid()
+    try:
+        with os.scandir(base) as found:
+            entries = [entry for entry in found if entry.name.startswith(PREFIX)]
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+            fd = os.open(os.path.join(entry.path, LOCK), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its process still runs (or a forked child of it)
+            _remove(entry.path)
+            removed += 1
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _remove(path: str) -> None:
@@ -297,6 +354,7 @@ class EtcSnapshots:
             base = _base_dir(as_root)
             if base is None:
                 return None
+            remove_stale(base)
             try:
                 fresh = _build(base, files, _matches(patterns), globbed)
             except OSError:
@@ -318,14 +376,22 @@ class EtcSnapshots:
             self._discard(snapshot)
 
     def _discard(self, snapshot: EtcSnapshot) -> None:
-        _remove(snapshot.root)
+        _remove_owned(snapshot)
         mine = self._all.get(os.getpid(), [])
         if snapshot in mine:
             mine.remove(snapshot)
 
     def _remove_all(self) -> None:
         for snapshot in self._all.pop(os.getpid(), []):
-            _remove(snapshot.root)
+            _remove_owned(snapshot)
+
+
+def _remove_owned(snapshot: EtcSnapshot) -> None:
+    _remove(snapshot.root)
+    if snapshot.lock_fd != -1:
+        with contextlib.suppress(OSError):
+            os.close(snapshot.lock_fd)
+        snapshot.lock_fd = -1
 
 
 SNAPSHOTS = EtcSnapshots()

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from console_client import run_command_hook, sandbox_etc
+from console_client import run_command_hook, sandbox, sandbox_etc
 from console_client.results import HookResult
 from console_client.sandbox import (
     SANDBOX_SCRIPT_PATH,
@@ -368,6 +368,62 @@ def test_the_prepared_etc_is_removed_when_the_agent_exits(public_scratch: Path) 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"  # it had one while it ran
     assert list(public_scratch.iterdir()) == []
+
+
+def _snapshot_owner(scratch: Path, then: str) -> subprocess.Popen[str]:
+    """A process that builds its prepared /etc in `scratch`, then runs `then`."""
+    code = (
+        "import os, signal, sys, time\n"
+        "from console_client import run_command_hook\n"
+        "r = run_command_hook({'type': 'command', 'command': 'exit 0'}, {})\n"
+        "assert r.error is None, r\n"
+        "print('built', flush=True)\n" + then
+    )
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    env["PYTHONPATH"] = str(Path(__file__).parents[2])
+    env.pop(UNSANDBOXED_ENV, None)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert owner.stdout is not None and owner.stdout.readline() == "built\n"
+    return owner
+
+
+def test_snapshots_left_by_a_killed_agent_are_removed_and_live_ones_kept(
+    public_scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    killed = _snapshot_owner(public_scratch, "os.kill(os.getpid(), signal.SIGKILL)\n")
+    killed.wait()
+    (stale,) = public_scratch.iterdir()  # no exit handler ran
+    # Never touched: a snapshot still being built (no lock file yet), another user's.
+    building = public_scratch / f"{sandbox_etc.PREFIX}building"
+    building.mkdir()
+    kept = {building}
+    if os.geteuid() == 0:
+        foreign = public_scratch / f"{sandbox_etc.PREFIX}foreign"
+        shutil.copytree(stale, foreign, symlinks=True)
+        os.chown(foreign, 65534, 65534)
+        kept.add(foreign)
+    # The next agent that builds its snapshot there removes the stale one.
+    live = _snapshot_owner(public_scratch, "time.sleep(60)\n")
+    try:
+        assert not stale.exists()
+        (live_snapshot,) = set(public_scratch.iterdir()) - kept
+        # and this process, building its own, leaves the live agent's alone.
+        snapshots = sandbox_etc.EtcSnapshots()
+        monkeypatch.setattr(sandbox, "ETC_SNAPSHOTS", snapshots)
+        monkeypatch.setattr(tempfile, "tempdir", str(public_scratch))
+        try:
+            assert run("#!/bin/bash\ncat /etc/hostname >&2\n").stderr == "hook\n"
+            assert len(set(public_scratch.iterdir()) - kept - {live_snapshot}) == 1
+        finally:
+            snapshots._remove_all()
+        assert live_snapshot.exists() and all(path.exists() for path in kept)
+    finally:
+        live.kill()
+        live.wait()
+    assert sandbox_etc.remove_stale(str(public_scratch)) == 1  # the live agent's, now stale
+    assert set(public_scratch.iterdir()) == kept
 
 
 # -- the process itself ------------------------------------------------------------------
