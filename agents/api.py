@@ -37,10 +37,11 @@ from agents.selectors import (
 )
 from agents.validation import NAME_RE
 from console.actors import is_agent, request_actor
-from console.api import YAML_PARSERS, JSONParser, YAMLRenderer
+from console.api import YAMLRenderer
 from console.auth import IsAgentOrAdmin
 from console.errors import InvalidInput
 from console.openapi import errors
+from console.parsers import YAML_PARSERS, JSONParser
 
 AGENT_PARAM = OpenApiParameter(
     "agent", str, description="Agent slug (admins only; agent tokens act on their own agent)."

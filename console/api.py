@@ -1,6 +1,6 @@
 """The API's exception handler, the one mapping of errors to answers (a `DomainError`
 by its status, code and fields; DRF's and Django's own exceptions into the same shape), and
-the YAML renderer. The parsers are in console.parsers (re-exported here).
+the YAML renderer. The parsers are in console.parsers.
 
 Every API error is `{"error": {"code": str, "message": str, "fields": {pointer: [str]}}}`,
 with fields keyed by JSON pointer (`/spec/hooks/PostToolUse/0/timeout`).
@@ -19,9 +19,6 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from console.errors import DomainError, error_body, pointer
-from console.parsers import YAML_PARSERS, JSONParser
-
-__all__ = ["YAML_PARSERS", "JSONParser", "YAMLRenderer", "yaml_dump"]
 
 
 def _flatten_drf_detail(detail: Any, path: list[str | int], out: dict[str, list[str]]) -> None:
