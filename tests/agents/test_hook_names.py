@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 import yaml
-from agents.demo_documents import SEED_CUSTOM_AGENT_YAML
 from django.test import Client
 
 from agents import services
 from agents.models import ConfigRevision, CustomAgent, Hook
 from console.errors import InvalidInput
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 URL = "/api/v2/extendedAgent/agents/guarded"
 HOOKS_URL = "/api/v1/agent/hooks"
