@@ -12,8 +12,9 @@ from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from agents.config_review import refuse_if_moved, revision_content, validate_named_document
+from agents.governance_changes import revision_changes, settings_changes
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
-from agents.selectors import scope_snapshot
+from agents.selectors import revisions_for_scope, scope_snapshot
 from agents.validation import (
     AGENT_DESCRIPTION_MAX_CHARS,
     CUSTOM_AGENTS_MAX,
@@ -54,6 +55,12 @@ def _record_change(
     agent.refresh_from_db(fields=["revision", "updated_at"])
     scope = ConfigRevision.Scope.CUSTOM_AGENT if custom_agent_name else ConfigRevision.Scope.AGENT
     snapshot = None if deleted else scope_snapshot(agent, custom_agent_name or None)
+    previous = (
+        revisions_for_scope(agent, custom_agent_name)
+        .order_by("-number")
+        .values_list("snapshot", flat=True)
+        .first()
+    )
     revision = ConfigRevision.objects.create(
         agent=agent,
         scope=scope,
@@ -72,6 +79,7 @@ def _record_change(
         agent=agent,
         target=target if target is not None else revision,
         after={"revision": revision.number, "custom_agent": custom_agent_name or None},
+        changes=revision_changes(previous, snapshot, custom_agent=bool(custom_agent_name)),
     )
     return revision
 
@@ -181,6 +189,15 @@ def agent_set_mode(*, actor: Actor | None, agent: Agent, mode: str) -> Agent:
     return agent
 
 
+def _settings_of(agent: Agent) -> dict[str, str]:
+    return {
+        "display_name": agent.display_name,
+        "description": agent.description,
+        "webhook_url": agent.webhook_url,
+        "webhook_format": agent.webhook_format,
+    }
+
+
 def agent_settings_update(
     *,
     actor: Actor | None,
@@ -200,6 +217,7 @@ def agent_settings_update(
     if problems.errors:
         raise ValidationFailed(problems, "The settings are invalid.")
     with transaction.atomic():
+        before = _settings_of(agent)
         agent.display_name = display_name
         agent.description = description
         agent.webhook_url = webhook_url
@@ -215,6 +233,7 @@ def agent_settings_update(
             summary=f"Updated settings of {agent.slug}",
             agent=agent,
             target=agent,
+            changes=settings_changes(before, _settings_of(agent)),
         )
     return agent
 

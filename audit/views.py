@@ -26,6 +26,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 from django_htmx.middleware import HtmxDetails
 
+from agents.governance_changes import changes_summary, diff_of_changes
 from audit import dashboard, forms, selectors, timeline
 from audit.models import InterceptionRecord
 from audit.selectors import FilterError
@@ -95,7 +96,8 @@ def _verdict_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
 
 
 def _event_rows(events: Iterable[GovernanceEvent]) -> list[dict[str, Any]]:
-    """Each event with its before/after as JSON and the names of the changed keys."""
+    """Each event with its recorded configuration change (`diff`, for events that store
+    one), else its before/after as JSON and the names of the changed keys."""
     rows = []
     for event in events:
         before = event.before if isinstance(event.before, dict) else None
@@ -103,9 +105,12 @@ def _event_rows(events: Iterable[GovernanceEvent]) -> list[dict[str, Any]]:
         changed: list[str] = []
         if before is not None and after is not None:
             changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+        diff = diff_of_changes(event.changes)
         rows.append(
             {
                 "event": event,
+                "diff": diff,
+                "diff_summary": changes_summary(diff) if diff is not None else "",
                 "has_detail": event.before is not None or event.after is not None,
                 "before": "" if event.before is None else _pretty_json(event.before),
                 "after": "" if event.after is None else _pretty_json(event.after),
