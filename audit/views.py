@@ -244,6 +244,9 @@ def events(request: HtmxHttpRequest) -> HttpResponse:
             request.path, filters, limit=request.GET.get("limit"), cursor=page.next_cursor
         ),
         "newest_url": forms.query_url(request.path, filters, limit=request.GET.get("limit")),
+        "exports": forms.export_links(
+            filters, url_name=forms.GOVERNANCE_EXPORT_URL_NAME, names=selectors.GOVERNANCE_FILTERS
+        ),
     }
     push_url = forms.query_url(request.path, filters, cursor=cursor)
     return _render(

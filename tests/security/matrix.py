@@ -420,6 +420,13 @@ ROWS: list[Row] = [
         writes=True,  # the export itself is a governance event
     ),
     Row(
+        "api/v1/governance-events/export",
+        "GET",
+        "/api/v1/governance-events/export?format=csv&agent={sre}",
+        api(200, *AUDITORS),
+        writes=True,  # the export itself is a governance event
+    ),
+    Row(
         "api/v1/records/export/<uuid:export_id>/manifest",
         "GET",
         "/api/v1/records/export/{export}/manifest",
