@@ -661,4 +661,19 @@ ROWS: list[Row] = [
     ),
     Row("audit/events/", "GET", "/audit/events/", page(200, *AUDITORS)),
     Row("audit/dashboard/", "GET", "/audit/dashboard/", page(200, *AUDITORS)),
+    Row("audit/verify/", "GET", "/audit/verify/", page(200, *AUDITORS)),
+    Row(
+        "audit/verify/",
+        "POST",
+        "/audit/verify/",
+        page(302, *AUDITORS),
+        lambda world: {"agent": world.sre.slug},
+        writes=True,
+    ),
+    Row(
+        "audit/verify/<uuid:pk>/",
+        "GET",
+        "/audit/verify/{verification}/",
+        page(200, *AUDITORS),
+    ),
 ]

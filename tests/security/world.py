@@ -37,7 +37,8 @@ from agents.models import Agent, ConfigRevision, CustomAgent, Hook
 from approvals import services as approval_services
 from approvals.links import decision_link_token
 from approvals.models import Escalation, EscalationVote
-from audit.models import InterceptionRecord, RecordExport
+from audit.models import ChainVerification, InterceptionRecord, RecordExport
+from audit.verification import chain_verification_start
 from console import services as console_services
 from console.governance.models import GovernanceEvent
 from console.models import ApiToken
@@ -86,6 +87,7 @@ class World:
     escalation: Escalation  # pending, sre-agent
     record: InterceptionRecord  # of sre-agent, in SRE_SESSION
     export: RecordExport  # a complete export of sre-agent's records, by the auditor
+    verification: ChainVerification  # a "Verify chain" run of every agent, by the auditor
     sessions: dict[str, str] = field(default_factory=dict)  # persona -> sessionid cookie
 
     def markers(self) -> list[str]:
@@ -121,6 +123,7 @@ class World:
             session=SRE_SESSION,
             link=decision_link_token(self.escalation),
             export=self.export.pk,
+            verification=self.verification.pk,
         )
 
 
@@ -223,6 +226,7 @@ def build_world() -> World:
         escalation=_escalate(tokens["agent"]),
         record=InterceptionRecord.objects.filter(agent=sre, session_id=SRE_SESSION).first(),
         export=_export(users["auditor"]),
+        verification=chain_verification_start(actor=users["auditor"]),
     )
     world.sessions = {p: _session_cookie(users[p]) for p in SESSION_PERSONAS}
     return world
@@ -245,6 +249,8 @@ def fingerprint() -> tuple[int, ...]:
         InterceptionRecord.objects.count(),
         Escalation.objects.count(),
         EscalationVote.objects.count(),
+        # A chain verification's event is written when the run ends, after the commit.
+        ChainVerification.objects.count(),
     )
 
 
