@@ -1,11 +1,12 @@
 """The auditor's pages at /audit/: record search, record detail, session timelines, recent
 sessions, governance events and the dashboard.
 
-Read-only: there is no form that writes and no POST route. The filter forms of
-`audit.forms` parse the query string; filtering goes through `audit.selectors` (the one
-filter implementation the API and the export use too); the dashboard's numbers and charts
-come from `audit.dashboard`, the session timeline from `audit.timeline`. An htmx request
-gets the named results partial of the same page, and every htmx link is also a plain link.
+Read-only: no view here writes (the one POST of the audit pages, "Verify chain", is in
+`audit.views_verify`). The filter forms of `audit.forms` parse the query string;
+filtering goes through `audit.selectors` (the one filter implementation the API and the
+export use too); the dashboard's numbers and charts come from `audit.dashboard`, the
+session timeline from `audit.timeline`. An htmx request gets the named results partial of
+the same page, and every htmx link is also a plain link.
 """
 
 from __future__ import annotations
