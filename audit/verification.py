@@ -12,6 +12,7 @@ same scope while one runs joins it rather than starting another walk.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 from django.db import transaction
@@ -23,6 +24,7 @@ from console.actors import Actor, actor_label, actor_user
 from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
 
+logger = logging.getLogger(__name__)
 # A run older than this still marked running is taken as lost (its worker died).
 RUNNING_FOR_AT_MOST = dt.timedelta(hours=1)
 BROKEN_SHOWN = 20
@@ -111,10 +113,9 @@ def chain_verification_run(verification_id: Any) -> ChainVerification | None:
     try:
         for agent in verifiable_agents(verification.agent_slug or None):
             results.append(_result(chain_verify(agent)))
-    except Exception as exc:  # stored for the page, then raised for the worker's log
+    except Exception as exc:  # the page shows it; the log keeps the traceback
+        logger.exception("chain verification %s failed", verification.pk)
         error = f"{type(exc).__name__}: {exc}"[:500]
-        _finish(verification, results, error)
-        raise
     return _finish(verification, results, error)
 
 

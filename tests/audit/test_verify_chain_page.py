@@ -184,3 +184,20 @@ def test_only_auditors_and_admins_verify(
 def test_another_persona_cannot_read_a_run(reviewer_client: Client, alice: Any) -> None:
     run = ChainVerification.objects.create(actor=alice, actor_label="alice")
     assert reviewer_client.get(reverse("audit:verification", args=[run.pk])).status_code == 403
+
+
+def test_a_run_that_fails_is_shown_and_logged_as_failed(
+    sealed: Any, monkeypatch: pytest.MonkeyPatch, alice: Any
+) -> None:
+    def broken_database(agent: Any) -> Any:
+        raise RuntimeError("connection lost")
+
+    monkeypatch.setattr(verification, "chain_verify", broken_database)
+    run = ChainVerification.objects.create(actor=alice, actor_label="alice")
+
+    verification.chain_verification_run(run.pk)
+
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error == "RuntimeError: connection lost"
+    event = GovernanceEvent.objects.get(action="records.chain_verified")
+    assert event.after["status"] == "failed" and "could not finish" in event.summary
