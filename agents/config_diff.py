@@ -192,17 +192,24 @@ def fields_diff(
     rank = {key: index for index, key in enumerate(order)} if order else _KEY_RANK
     keys = sorted(set(before) | set(after), key=lambda key: (rank.get(key, len(rank)), key))
     return [
-        FieldChange(
-            name=key,
-            before=before.get(key),
-            after=after.get(key),
-            was_set=key in before,
-            is_set=key in after,
-            lines=_text_lines(before.get(key), after.get(key)),
-        )
+        field_change(key, before.get(key), after.get(key), key in before, key in after)
         for key in keys
         if key not in before or key not in after or before[key] != after[key]
     ]
+
+
+def field_change(
+    name: str, before: Any, after: Any, was_set: bool = True, is_set: bool = True
+) -> FieldChange:
+    """One field's change, with the line diff when it is multi-line text."""
+    return FieldChange(
+        name=name,
+        before=before,
+        after=after,
+        was_set=was_set,
+        is_set=is_set,
+        lines=_text_lines(before, after),
+    )
 
 
 def _pair(before: list[_Entry], after: list[_Entry]) -> list[tuple[_Entry | None, _Entry | None]]:

@@ -12,9 +12,10 @@ from typing import Any
 from django.db.models import F
 from django.utils import timezone
 
+from agents.governance_changes import revision_changes
 from agents.hook_names import check_name_unique, with_names
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook, new_hook_key
-from agents.selectors import scope_snapshot
+from agents.selectors import revisions_for_scope, scope_snapshot
 from agents.validation import CUSTOM_AGENTS_MAX, HookInput, Problems
 from console.actors import Actor, actor_label, actor_user
 from console.errors import Conflict, InvalidInput
@@ -37,6 +38,12 @@ def record_change(
     agent.refresh_from_db(fields=["revision", "updated_at"])
     scope = ConfigRevision.Scope.CUSTOM_AGENT if custom_agent_name else ConfigRevision.Scope.AGENT
     snapshot = None if deleted else scope_snapshot(agent, custom_agent_name or None)
+    previous = (
+        revisions_for_scope(agent, custom_agent_name)
+        .order_by("-number")
+        .values_list("snapshot", flat=True)
+        .first()
+    )
     revision = ConfigRevision.objects.create(
         agent=agent,
         scope=scope,
@@ -55,6 +62,7 @@ def record_change(
         agent=agent,
         target=target if target is not None else revision,
         after={"revision": revision.number, "custom_agent": custom_agent_name or None},
+        changes=revision_changes(previous, snapshot, custom_agent=bool(custom_agent_name)),
     )
     return revision
 

@@ -12,6 +12,7 @@ from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from agents.config_review import refuse_if_moved, revision_content, validate_named_document
+from agents.governance_changes import settings_changes
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
 from agents.revisions import (
     hook_label,
@@ -91,6 +92,15 @@ def agent_set_mode(*, actor: Actor | None, agent: Agent, mode: str) -> Agent:
     return agent
 
 
+def _settings_of(agent: Agent) -> dict[str, str]:
+    return {
+        "display_name": agent.display_name,
+        "description": agent.description,
+        "webhook_url": agent.webhook_url,
+        "webhook_format": agent.webhook_format,
+    }
+
+
 def agent_settings_update(
     *,
     actor: Actor | None,
@@ -110,6 +120,7 @@ def agent_settings_update(
     if problems.errors:
         raise problems.refusal("The settings are invalid.")
     with transaction.atomic():
+        before = _settings_of(agent)
         agent.display_name = display_name
         agent.description = description
         agent.webhook_url = webhook_url
@@ -125,6 +136,7 @@ def agent_settings_update(
             summary=f"Updated settings of {agent.slug}",
             agent=agent,
             target=agent,
+            changes=settings_changes(before, _settings_of(agent)),
         )
     return agent
 

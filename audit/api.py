@@ -5,6 +5,7 @@ POST /api/v1/records/dead-letters  agent token → 202 {"accepted", "duplicates"
 GET  /api/v1/records          auditor/admin → {"results": [...], "next": url|null}
 GET  /api/v1/records/export   auditor/admin → streamed CSV or JSON Lines
 GET  /api/v1/records/export/{id}/manifest  auditor/admin → rows, bytes, SHA-256 of that export
+GET  /api/v1/governance-events/export  auditor/admin → streamed CSV or JSON Lines
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.auth import principal_agent
-from audit import export, services
+from audit import export, governance_export, services
 from audit.dead_letters import report_rows
 from audit.ingest import batch_rows, body_needs_string_check
 from audit.openapi import (
@@ -42,9 +43,11 @@ from audit.openapi import (
     RecordPageSerializer,
 )
 from audit.selectors import (
+    GOVERNANCE_FILTERS,
     RECORD_FILTERS,
     clean_filters,
     describe_filters,
+    governance_events_filter,
     parse_limit,
     record_export_for_user,
     records_filter,
@@ -82,14 +85,26 @@ def _parse_json(raw: bytes) -> Any:
         raise InvalidInput(f"Malformed JSON: {exc}", code="malformed") from None
 
 
-def _filtered(request: Request, extra: tuple[str, ...]) -> Any:
-    unknown = sorted(set(request.query_params) - set(RECORD_FILTERS) - set(extra))
+def _refuse_unknown(request: Request, names: tuple[str, ...]) -> None:
+    unknown = sorted(set(request.query_params) - set(names))
     if unknown:
-        allowed = ", ".join((*RECORD_FILTERS, *extra))
+        allowed = ", ".join(names)
         raise InvalidInput(
             f"Unknown filter {unknown[0]!r}; use: {allowed}.",
             fields={pointer(name): ["Unknown filter."] for name in unknown},
         )
+
+
+def _export_format(request: Request) -> str:
+    fmt = request.query_params.get("format") or "csv"
+    if fmt not in export.FORMATS:
+        message = f"{fmt!r} is not one of: {', '.join(export.FORMATS)}."
+        raise InvalidInput(f"Bad filter 'format': {message}", fields={"/format": [message]})
+    return fmt
+
+
+def _filtered(request: Request, extra: tuple[str, ...]) -> Any:
+    _refuse_unknown(request, (*RECORD_FILTERS, *extra))
     return records_filter(request.query_params, user=request.user)
 
 
@@ -212,10 +227,7 @@ class RecordsExportApi(_RecordsView):
         ),
     )
     def get(self, request: Request) -> HttpResponseBase:
-        fmt = request.query_params.get("format") or "csv"
-        if fmt not in export.FORMATS:
-            message = f"{fmt!r} is not one of: {', '.join(export.FORMATS)}."
-            raise InvalidInput(f"Bad filter 'format': {message}", fields={"/format": [message]})
+        fmt = _export_format(request)
         qs = _filtered(request, ("format",))
         filters = clean_filters(request.query_params)
         # Compiled before anything is written or sent: a bad value fails here, not mid-stream.
@@ -263,3 +275,52 @@ class RecordsExportManifestApi(_RecordsView):
                 "sha256": record.sha256 or None,
             }
         )
+
+
+class GovernanceEventsExportApi(_RecordsView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(
+        parameters=[
+            *(OpenApiParameter(name, str) for name in GOVERNANCE_FILTERS),
+            OpenApiParameter("format", str, enum=list(export.FORMATS)),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            **errors(400, 503),
+        },
+        description=(
+            "The governance events the events search shows for the same filter (action: "
+            "exact or a prefix ending in '.'; actor; agent; q; since; until), oldest first: "
+            "RFC 4180 CSV (header line, formula-safe text cells, before/after/changes as "
+            "JSON) or JSON Lines. The export is itself a governance event (written first, "
+            "not part of the file)."
+        ),
+    )
+    def get(self, request: Request) -> HttpResponseBase:
+        fmt = _export_format(request)
+        _refuse_unknown(request, (*GOVERNANCE_FILTERS, "format"))
+        qs = governance_events_filter(request.query_params, user=request.user)
+        filters = clean_filters(request.query_params, GOVERNANCE_FILTERS)
+        event = services.governance_events_export_record(
+            actor=request_actor(request),
+            filters=filters,
+            fmt=fmt,
+            summary=describe_filters(filters, GOVERNANCE_FILTERS),
+        )
+        # The log as it stood when the export began: not its own event, nor later ones.
+        qs = qs.filter(pk__lt=event.pk)
+        content = (
+            governance_export.astream(qs, fmt)
+            if isinstance(request._request, ASGIRequest)
+            else governance_export.stream(qs, fmt)
+        )
+        response = StreamingHttpResponse(content, content_type=export.MEDIA_TYPES[fmt])
+        at = event.at.astimezone(dt.UTC)
+        response["Content-Disposition"] = (
+            f'attachment; filename="governance-events-{at:%Y%m%dT%H%M%SZ}.{fmt}"'
+        )
+        response["X-Export-Filter"] = urlencode(filters)
+        response["X-Export-Generated-At"] = export.iso(at)
+        return response

@@ -11,6 +11,11 @@ urlpatterns = [
         name="api-records-dead-letters",
     ),
     path(
+        "v1/governance-events/export",
+        api.GovernanceEventsExportApi.as_view(),
+        name="api-governance-events-export",
+    ),
+    path(
         "v1/records/export/<uuid:export_id>/manifest",
         api.RecordsExportManifestApi.as_view(),
         name="api-records-export-manifest",

@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 from django.db import connection, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agents.models import Agent
@@ -274,6 +275,17 @@ def _walk(agent: Agent, head: ChainHead | None) -> tuple[int, int, str, ChainPro
             expected_prev = seal["chain_hash"]
             expected_seq += 1
             verified += 1
+
+
+def verifiable_agents(slug: str | None = None) -> QuerySet[Agent]:
+    """The agents `chain_verify` walks, by slug: `slug` alone (none if unknown), else every
+    agent with records or a chain."""
+    agents = Agent.objects.order_by("slug")
+    if slug:
+        return agents.filter(slug=slug)
+    with_records = InterceptionRecord.objects.values("agent_id")
+    with_chain = ChainHead.objects.values("agent_id")
+    return agents.filter(Q(pk__in=with_records) | Q(pk__in=with_chain))
 
 
 def chain_verify(agent: Agent) -> ChainReport:

@@ -24,6 +24,7 @@ from audit import selectors
 from audit.selectors import FILTER_CHOICES, GOVERNANCE_FILTERS, RECORD_FILTERS
 
 EXPORT_URL_NAME = "api-records-export"
+GOVERNANCE_EXPORT_URL_NAME = "api-governance-events-export"
 EXPORT_FORMATS = (("csv", "CSV"), ("jsonl", "JSONL"))
 SESSIONS_DEFAULT_DAYS = 7
 SESSION_FILTERS = ("agent", "custom_agent", "since", "until")
@@ -171,14 +172,21 @@ def search_url(**filters: Any) -> str:
     return query_url(reverse("audit:records"), {k: str(v) for k, v in filters.items() if v})
 
 
-def export_links(filters: Mapping[str, str]) -> list[dict[str, str]]:
-    """The API export of exactly the filter on screen (cursor and limit are not filters)."""
-    clean = {k: v for k, v in filters.items() if k in RECORD_FILTERS}
+def export_links(
+    filters: Mapping[str, str],
+    *,
+    url_name: str = EXPORT_URL_NAME,
+    names: tuple[str, ...] = RECORD_FILTERS,
+) -> list[dict[str, str]]:
+    """The API export of exactly the filter on screen (cursor and limit are not filters):
+    records by default, governance events with `GOVERNANCE_EXPORT_URL_NAME` and
+    `GOVERNANCE_FILTERS`."""
+    clean = {k: v for k, v in filters.items() if k in names}
     return [
         {
             "format": fmt,
             "label": label,
-            "url": query_url(reverse(EXPORT_URL_NAME), {"format": fmt, **clean}),
+            "url": query_url(reverse(url_name), {"format": fmt, **clean}),
         }
         for fmt, label in EXPORT_FORMATS
     ]

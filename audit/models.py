@@ -5,7 +5,7 @@ searched facts as columns and the whole wire in `raw`. Rows are append-only: the
 tamper-evidence chain lives beside them in `RecordSeal` (one per sealed record, per-agent
 `chain_seq`), `ChainHead` is the per-agent tip and purge checkpoint, and
 `RecordSealPending` is the queue of ingested-but-unsealed batches; `RecordExport` is one
-export and the manifest of the bytes it sent. See docs/audit-storage.md for the layout, indexes and how it scales.
+export and the manifest of the bytes it sent; `ChainVerification` one "Verify chain" run. See docs/audit-storage.md for the layout, indexes and how it scales.
 """
 
 from __future__ import annotations
@@ -292,3 +292,40 @@ class RecordExport(models.Model):
 
     def __str__(self) -> str:
         return f"export {self.pk} ({self.format}) by {self.actor_label}"
+
+
+class ChainVerificationStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    OK = "ok", "Every chain holds"
+    BROKEN = "broken", "A chain is broken"
+    FAILED = "failed", "Could not finish"
+
+
+class ChainVerification(models.Model):
+    """One "Verify chain" run from the audit pages (audit.verification): the scope (one
+    agent's slug, or empty for every agent with records), and when it ends the report of
+    `audit.chain.chain_verify` per agent in `results`: `[{"agent", "verified", "pending",
+    "problem": {"kind", "chain_seq", "record_id", "detail"} | null}]`."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    actor_label = models.CharField(max_length=150)
+    agent_slug = models.CharField(max_length=64, blank=True)
+    status = models.CharField(
+        max_length=16,
+        choices=ChainVerificationStatus.choices,
+        default=ChainVerificationStatus.RUNNING,
+    )
+    requested_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    results = models.JSONField(default=list)
+    error = models.CharField(max_length=500, blank=True)
+
+    def __str__(self) -> str:
+        return f"chain verification {self.pk} ({self.status})"

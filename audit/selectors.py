@@ -39,6 +39,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from agents.models import Agent, Mode
 from agents.selectors import hook_keys_matching
 from audit.models import (
+    ChainVerification,
     DeadLetterReport,
     Decision,
     InterceptionPoint,
@@ -271,6 +272,20 @@ def record_export_for_user(user: Any, pk: Any) -> RecordExport:
     if export is None:
         raise Http404("No such export.")
     return export
+
+
+def chain_verifications_visible_to(user: Any) -> QuerySet[ChainVerification]:
+    """ "Verify chain" runs: auditors and admins see every run (newest first)."""
+    if not is_auditor(user):
+        return ChainVerification.objects.none()
+    return ChainVerification.objects.order_by("-requested_at")
+
+
+def get_chain_verification_for_user(user: Any, pk: Any) -> ChainVerification:
+    verification = chain_verifications_visible_to(user).filter(pk=pk).first()
+    if verification is None:
+        raise Http404("No such verification.")
+    return verification
 
 
 def session_records(

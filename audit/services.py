@@ -36,6 +36,7 @@ from console import embedded
 from console.actors import Actor, actor_label, actor_user
 from console.errors import Unavailable
 from console.governance.actions import GovernanceAction
+from console.governance.models import GovernanceEvent
 from console.governance.services import governance_event_record
 
 
@@ -359,6 +360,19 @@ def records_export_record(
         after={"filter": filters, "format": fmt},
     )
     return export
+
+
+@transaction.atomic
+def governance_events_export_record(
+    *, actor: Actor | None, filters: dict[str, str], fmt: str, summary: str
+) -> GovernanceEvent:
+    """The governance event of a governance-events export, written before the first byte."""
+    return governance_event_record(
+        actor=actor,
+        action=GovernanceAction.GOVERNANCE_EVENTS_EXPORTED,
+        summary=f"Exported governance events as {fmt}: {summary}",
+        after={"filter": filters, "format": fmt},
+    )
 
 
 def records_export_complete(*, export_id: Any, rows: int, size: int, sha256: str) -> None:

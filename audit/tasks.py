@@ -1,4 +1,5 @@
-"""Celery tasks of the audit app: sealing the record chains and enforcing retention."""
+"""Celery tasks of the audit app: sealing the record chains, verifying them on request and
+enforcing retention."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from audit import chain, services
+from audit import chain, services, verification
 
 
 @shared_task(name="audit.tasks.records_seal_chain", ignore_result=True)
@@ -25,3 +26,9 @@ def records_purge_expired() -> int:
     agent and run)."""
     cutoff = timezone.now() - timedelta(days=settings.CONSOLE_RECORD_RETENTION_DAYS)
     return services.records_purge(actor=None, before=cutoff)
+
+
+@shared_task(name="audit.tasks.records_verify_chain", ignore_result=True)
+def records_verify_chain(verification_id: str) -> None:
+    """Run one "Verify chain" request of the audit pages (audit.verification)."""
+    verification.chain_verification_run(verification_id)

@@ -1,10 +1,11 @@
-"""The auditor's pages (read-only). The records API and export live in audit/api_urls.py."""
+"""The auditor's pages: read-only, except starting a chain verification. The records API
+and export live in audit/api_urls.py."""
 
 from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from audit import views
+from audit import views, views_verify
 from console.converters import AnyTextConverter
 
 register_converter(AnyTextConverter, "anytext")
@@ -17,4 +18,6 @@ urlpatterns = [
     path("sessions/<anytext:session_id>/", views.session_timeline, name="session"),
     path("events/", views.events, name="events"),
     path("dashboard/", views.dashboard_page, name="dashboard"),
+    path("verify/", views_verify.verify, name="verify"),
+    path("verify/<uuid:pk>/", views_verify.verification_detail, name="verification"),
 ]

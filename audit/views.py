@@ -1,11 +1,12 @@
 """The auditor's pages at /audit/: record search, record detail, session timelines, recent
 sessions, governance events and the dashboard.
 
-Read-only: there is no form that writes and no POST route. The filter forms of
-`audit.forms` parse the query string; filtering goes through `audit.selectors` (the one
-filter implementation the API and the export use too); the dashboard's numbers and charts
-come from `audit.dashboard`, the session timeline from `audit.timeline`. An htmx request
-gets the named results partial of the same page, and every htmx link is also a plain link.
+Read-only: no view here writes (the one POST of the audit pages, "Verify chain", is in
+`audit.views_verify`). The filter forms of `audit.forms` parse the query string;
+filtering goes through `audit.selectors` (the one filter implementation the API and the
+export use too); the dashboard's numbers and charts come from `audit.dashboard`, the
+session timeline from `audit.timeline`. An htmx request gets the named results partial of
+the same page, and every htmx link is also a plain link.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from agents.governance_changes import changes_summary, diff_of_changes
 from agents.selectors import hook_names
 from audit import dashboard, forms, selectors, timeline
 from audit.models import InterceptionRecord
@@ -55,7 +57,8 @@ def _verdict_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
 
 
 def _event_rows(events: Iterable[GovernanceEvent]) -> list[dict[str, Any]]:
-    """Each event with its before/after as JSON and the names of the changed keys."""
+    """Each event with its recorded configuration change (`diff`, for events that store
+    one), else its before/after as JSON and the names of the changed keys."""
     rows = []
     for event in events:
         before = event.before if isinstance(event.before, dict) else None
@@ -63,9 +66,12 @@ def _event_rows(events: Iterable[GovernanceEvent]) -> list[dict[str, Any]]:
         changed: list[str] = []
         if before is not None and after is not None:
             changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+        diff = diff_of_changes(event.changes)
         rows.append(
             {
                 "event": event,
+                "diff": diff,
+                "diff_summary": changes_summary(diff) if diff is not None else "",
                 "has_detail": event.before is not None or event.after is not None,
                 "before": "" if event.before is None else _pretty_json(event.before),
                 "after": "" if event.after is None else _pretty_json(event.after),
@@ -222,6 +228,9 @@ def events(request: HtmxHttpRequest) -> HttpResponse:
             request.path, filters, limit=request.GET.get("limit"), cursor=page.next_cursor
         ),
         "newest_url": forms.query_url(request.path, filters, limit=request.GET.get("limit")),
+        "exports": forms.export_links(
+            filters, url_name=forms.GOVERNANCE_EXPORT_URL_NAME, names=selectors.GOVERNANCE_FILTERS
+        ),
     }
     push_url = forms.query_url(request.path, filters, cursor=cursor)
     return render_page(

@@ -51,3 +51,5 @@ class GovernanceAction(models.TextChoices):
     RECORDS_DEAD_LETTERED = "records.dead_lettered", "Records dead-lettered"
     RECORDS_PURGED = "records.purged", "Records purged"
     RECORDS_EXPORTED = "records.exported", "Records exported"
+    RECORDS_CHAIN_VERIFIED = "records.chain_verified", "Record chains verified"
+    GOVERNANCE_EVENTS_EXPORTED = "governance.exported", "Governance events exported"

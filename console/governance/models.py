@@ -29,6 +29,11 @@ class GovernanceEvent(models.Model):
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     request_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    # What a configuration change changed, field by field: `{"created", "deleted",
+    # "settings": [field...], "hooks": [hook change...]}` where a field is `{"name",
+    # "before", "after", "was_set", "is_set"}` (agents.governance_changes writes and reads
+    # it). Null for other actions and for events written before this column existed.
+    changes = models.JSONField(null=True, blank=True)
 
     class Meta:
         # The table the audit app created: the model moved here, its rows did not.

@@ -35,10 +35,12 @@ def governance_event_record(
     target: models.Model | None = None,
     before: Any = None,
     after: Any = None,
+    changes: dict[str, Any] | None = None,
 ) -> GovernanceEvent:
     """Write one event. `agent` is the agents.Agent the change concerns (if any), `target`
-    the changed object; `actor` None is the system. Refuses an action outside the catalogue
-    (ValueError) before writing anything."""
+    the changed object; `actor` None is the system; `changes` the field-by-field change of
+    a configuration (`GovernanceEvent.changes`), never a secret. Refuses an action outside
+    the catalogue (ValueError) before writing anything."""
     checked = governance_action(action)
     return GovernanceEvent.objects.create(
         action=checked.value,
@@ -51,5 +53,6 @@ def governance_event_record(
         summary=summary[:SUMMARY_MAX_CHARS],
         before=before,
         after=after,
+        changes=changes,
         request_id=current_request_id(),
     )

@@ -61,6 +61,7 @@ def test_the_catalogue_holds_every_action_the_apps_write() -> None:
         "escalation.cancelled", "escalation.payload_purged", "reviewer.scope_set",
         "reviewer.slack_set",
         "records.dead_lettered", "records.purged", "records.exported",
+        "records.chain_verified", "governance.exported",
     }  # fmt: skip
     assert set(GovernanceAction.values) == written
 

@@ -422,6 +422,13 @@ ROWS: list[Row] = [
         writes=True,  # the export itself is a governance event
     ),
     Row(
+        "api/v1/governance-events/export",
+        "GET",
+        "/api/v1/governance-events/export?format=csv&agent={sre}",
+        api(200, *AUDITORS),
+        writes=True,  # the export itself is a governance event
+    ),
+    Row(
         "api/v1/records/export/<uuid:export_id>/manifest",
         "GET",
         "/api/v1/records/export/{export}/manifest",
@@ -718,5 +725,20 @@ ROWS: list[Row] = [
         "/users/{person}/tokens/{person_token}/revoke/",
         page(302, *ADMIN),
         writes=True,
+    ),
+    Row("audit/verify/", "GET", "/audit/verify/", page(200, *AUDITORS)),
+    Row(
+        "audit/verify/",
+        "POST",
+        "/audit/verify/",
+        page(302, *AUDITORS),
+        lambda world: {"agent": world.sre.slug},
+        writes=True,
+    ),
+    Row(
+        "audit/verify/<uuid:pk>/",
+        "GET",
+        "/audit/verify/{verification}/",
+        page(200, *AUDITORS),
     ),
 ]

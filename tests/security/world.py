@@ -39,7 +39,8 @@ from agents.views_hooktest import status_token
 from approvals import services as approval_services
 from approvals.links import decision_link_token
 from approvals.models import Escalation, EscalationVote
-from audit.models import InterceptionRecord, RecordExport
+from audit.models import ChainVerification, InterceptionRecord, RecordExport
+from audit.verification import chain_verification_start
 from console import services as console_services
 from console.governance.models import GovernanceEvent
 from console.models import ApiToken
@@ -91,6 +92,7 @@ class World:
     export: RecordExport  # a complete export of sre-agent's records, by the auditor
     person_token_pk: int  # the no-role person's live personal token (the user pages' target)
     inactive_pk: int  # a deactivated user (the reactivate row's target)
+    verification: ChainVerification  # a "Verify chain" run of every agent, by the auditor
     sessions: dict[str, str] = field(default_factory=dict)  # persona -> sessionid cookie
 
     def markers(self) -> list[str]:
@@ -132,6 +134,7 @@ class World:
             # A run that never finishes: the status page answers "still running".
             sample=self.sample_pk,
             hook_test_run=status_token(self.hook.agent, "matrix-run", self.hook, "PostToolUse"),
+            verification=self.verification.pk,
         )
 
 
@@ -241,6 +244,7 @@ def build_world() -> World:
         export=_export(users["auditor"]),
         person_token_pk=personal_tokens["norole"].token.pk,
         inactive_pk=User.objects.create_user("dora", is_active=False).pk,
+        verification=chain_verification_start(actor=users["auditor"]),
     )
     world.sessions = {p: _session_cookie(users[p]) for p in SESSION_PERSONAS}
     return world
@@ -263,6 +267,8 @@ def fingerprint() -> tuple[int, ...]:
         InterceptionRecord.objects.count(),
         Escalation.objects.count(),
         EscalationVote.objects.count(),
+        # A chain verification's event is written when the run ends, after the commit.
+        ChainVerification.objects.count(),
     )
 
 

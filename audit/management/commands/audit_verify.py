@@ -10,9 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.models import Agent
-from audit.chain import chain_verify
-from audit.models import ChainHead, InterceptionRecord
+from audit.chain import chain_verify, verifiable_agents
 
 
 class Command(BaseCommand):
@@ -22,17 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--agent", help="Verify only this agent (slug).")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        agents = Agent.objects.order_by("slug")
-        if options.get("agent"):
-            agents = agents.filter(slug=options["agent"])
-            if not agents.exists():
-                raise CommandError(f"No agent {options['agent']!r}.")
-        else:
-            with_records = InterceptionRecord.objects.values("agent_id")
-            with_chain = ChainHead.objects.values("agent_id")
-            agents = agents.filter(pk__in=with_records) | agents.filter(pk__in=with_chain)
+        agents = verifiable_agents(options.get("agent"))
+        if options.get("agent") and not agents.exists():
+            raise CommandError(f"No agent {options['agent']!r}.")
         total, failures = 0, 0
-        for agent in agents.distinct():
+        for agent in agents:
             report = chain_verify(agent)
             total += report.verified
             pending = f", {report.pending} pending" if report.pending else ""
