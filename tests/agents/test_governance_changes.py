@@ -37,7 +37,7 @@ def test_a_hook_field_change_stores_the_field_before_and_after(sre: Any) -> None
     changes = _last_event("hook.updated").changes
     assert changes["settings"] == []
     [change] = changes["hooks"]
-    assert (change["kind"], change["event"], change["label"]) == ("changed", "Stop", "Stop hook #1")
+    assert (change["kind"], change["event"], change["label"]) == ("changed", "Stop", "Stop prompt")
     assert change["fields"] == [
         {"name": "prompt", "before": "Finished?", "after": "Done yet?", "was_set": True, "is_set": True},
         {"name": "timeout", "before": 30, "after": 60, "was_set": True, "is_set": True},
@@ -60,7 +60,8 @@ def test_creating_a_hook_stores_it_as_added(sre: Any) -> None:
     assert change["kind"] == "added"
     # As stored: defaults filled in.
     assert change["hook"] == {
-        "type": "command", "matcher": "*", "command": "exit 0", "timeout": 30, "failMode": "allow"
+        "name": "PostToolUse all tools", "mode": "enforce",
+        "type": "command", "matcher": "*", "command": "exit 0", "timeout": 30, "failMode": "allow",
     }  # fmt: skip
 
 

@@ -108,12 +108,16 @@ def test_the_last_error_of_a_hook_comes_from_its_records(sre, judge):
 
 
 @pytest.mark.django_db
-def test_a_hook_error_shared_by_several_hooks_says_records_do_not_tell_which(sre, judge):
-    for command in ("exit 0", "exit 1"):
+def test_of_several_hooks_that_ran_only_the_one_that_failed_gets_the_error(sre, judge):
+    # Each hook's own verdict carries its warning reason, so the record says which one failed.
+    fine, failing = (
         _hook(sre.agent, "PostToolUse", type="command", matcher="*", command=command)
+        for command in ("exit 0", "exit 1")
+    )
     post_hook(Client(), sre, "claude-code", CLAUDE_POST)
-    found = [i.message for i in scope_health(sre.agent, None)]
-    assert len(found) == 2 and all("records do not say which" in m for m in found)
+    found = [(i.hook.key, i.message) for i in scope_health(sre.agent, None)]
+    assert [key for key, _message in found] == [failing.key]
+    assert "records do not say which" not in found[0][1]
 
 
 @pytest.mark.django_db
