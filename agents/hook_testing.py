@@ -22,6 +22,7 @@ from agents.models import Agent, Hook, SampleVerdict
 from agents.validation import (
     EVENTS,
     FAIL_MODE_DEFAULT,
+    MATCHER_EVENTS,
     Problems,
     validate_hook,
 )
@@ -68,7 +69,7 @@ def hook_test_skip_reason(definition: dict[str, Any], event: str, context: dict[
         "tool_call": {"name": tool},
         "tool_result": {"is_error": context.get("tool_succeeded") is False},
     }
-    if event in ("PreToolUse", "PostToolUse"):
+    if event in MATCHER_EVENTS:
         if not matcher_matches(definition.get("matcher"), tool):
             return (
                 f"This hook would not run for tool {tool!r}: its matcher "

@@ -32,6 +32,11 @@ class HookMode(models.TextChoices):
     SHADOW = "shadow", "Shadow"
 
 
+class WebhookFormat(models.TextChoices):
+    JSON = "json", "Generic JSON"
+    SLACK = "slack", "Slack-compatible"
+
+
 class Event(models.TextChoices):
     STOP = "Stop", "Stop"
     POST_TOOL_USE = "PostToolUse", "PostToolUse"
@@ -48,8 +53,8 @@ class Agent(models.Model):
     webhook_url = models.URLField(blank=True, help_text="Optional: notified of new escalations.")
     webhook_format = models.CharField(
         max_length=16,
-        choices=[("json", "Generic JSON"), ("slack", "Slack-compatible")],
-        default="json",
+        choices=WebhookFormat.choices,
+        default=WebhookFormat.JSON,
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

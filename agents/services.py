@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from agents.config_review import refuse_if_moved, revision_content, validate_named_document
 from agents.governance_changes import settings_changes
-from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook, Mode
+from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook, Mode
 from agents.revisions import (
     hook_label,
     lock_agent,
@@ -181,7 +181,7 @@ def hook_create(
     raw: dict[str, Any],
 ) -> tuple[Hook, dict[str, list[str]]]:
     hook_input, problems = validate_hook(raw, event=event)
-    if event not in ("Stop", "PostToolUse", "PreToolUse"):
+    if event not in Event.values:
         problems.error("/event", "event must be Stop, PostToolUse or PreToolUse.")
     if hook_input is None or problems.errors:
         raise problems.refusal("The hook is invalid.")
@@ -335,7 +335,9 @@ def custom_agent_put(
         custom_agent.instructions = parsed.instructions
         custom_agent.handoff_description = parsed.handoff_description
         custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
-        custom_agent.save()
+        custom_agent.save(
+            update_fields=["instructions", "handoff_description", "enable_vanilla_mode"]
+        )
         replace_hooks(agent, custom_agent, parsed.hooks)
         record_change(
             actor=actor,
@@ -460,7 +462,9 @@ def revision_rollback(
         custom_agent.instructions = parsed.instructions
         custom_agent.handoff_description = parsed.handoff_description
         custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
-        custom_agent.save()
+        custom_agent.save(
+            update_fields=["instructions", "handoff_description", "enable_vanilla_mode"]
+        )
         replace_hooks(agent, custom_agent, parsed.hooks)
     return record_change(
         actor=actor,

@@ -19,6 +19,7 @@ import httpx
 from django.conf import settings
 from django.db import transaction
 
+from agents.models import WebhookFormat
 from approvals.links import decision_link_url
 from approvals.models import Escalation
 from approvals.slack import approval_message
@@ -50,7 +51,7 @@ def webhook_body(escalation: Escalation, event: str) -> dict[str, Any]:
         # shows the decision.
         "decide_url": decision_link_url(escalation),
     }
-    if agent.webhook_format != "slack":
+    if agent.webhook_format != WebhookFormat.SLACK:
         return facts
     if event == "escalation.created":
         buttons = bool(settings.CONSOLE_SLACK_SIGNING_SECRET)

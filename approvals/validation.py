@@ -20,6 +20,7 @@ from jsonschema.validators import validator_for
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 
+from approvals.models import VoteOutcome
 from console.errors import InvalidInput, pointer
 
 SCHEMA_DIR = Path(agent_hooks.__file__).parent / "schema"
@@ -194,7 +195,7 @@ def parse_decision(body: Any) -> tuple[str, str, Any]:
     for key in unknown:
         fields[pointer(key)] = [f"Unknown key. Allowed: {', '.join(DECISION_KEYS)}."]
     outcome = body.get("outcome")
-    if outcome not in ("approve", "reject"):
+    if outcome not in VoteOutcome.values:
         fields[pointer("outcome")] = ["Must be 'approve' or 'reject'."]
     reason = body.get("reason", "")
     if reason is None:

@@ -169,7 +169,7 @@ def decide(request: HtmxHttpRequest, pk: UUID) -> HttpResponse:
     if result.final:
         edited = " with edited arguments" if done.arguments_edited else ""
         return _answer(request, pk, "success", f"{what}: {done.status}{edited}.")
-    tally = f"{done.votes.filter(outcome='approve').count()}/{done.approvals_required}"
+    tally = f"{done.votes.filter(outcome=VoteOutcome.APPROVE).count()}/{done.approvals_required}"
     return _answer(request, pk, "success", f"{what}: your approval counted ({tally}).")
 
 
@@ -204,7 +204,7 @@ def bulk_decide(request: HtmxHttpRequest) -> HttpResponse:
                 refused.append(str(exc))
             except Http404:
                 refused.append("An escalation is not visible to you.")
-    verb = "approved" if outcome == "approve" else "rejected"
+    verb = "approved" if outcome == VoteOutcome.APPROVE else "rejected"
     text = f"{done} {verb}." + (f" {len(refused)} refused: {refused[0]}" if refused else "")
     level = "success" if done and not refused else "warning" if done else "error"
     if not request.htmx:

@@ -33,7 +33,8 @@ def user_set_role(
         user.set_password(password)
     elif created:
         user.set_unusable_password()
-    user.save()
+    if password or created:
+        user.save(update_fields=["password"])
     groups = [Group.objects.get_or_create(name=name)[0] for name in Role.values]
     user.groups.remove(*groups)
     user.groups.add(Group.objects.get(name=role))

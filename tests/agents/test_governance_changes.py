@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 import yaml
-from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 from agents import services
 from agents.governance_changes import changes_summary, diff_of_changes
 from agents.models import ConfigRevision
 from console.governance.models import GovernanceEvent
+from demo.documents import SEED_CUSTOM_AGENT_YAML
 
 
 def _last_event(action: str) -> GovernanceEvent:
