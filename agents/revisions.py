@@ -16,7 +16,7 @@ from agents.governance_changes import revision_changes
 from agents.hook_names import check_name_unique, with_names
 from agents.models import Agent, ConfigRevision, CustomAgent, Hook, new_hook_key
 from agents.selectors import revisions_for_scope, scope_snapshot
-from agents.validation import CUSTOM_AGENTS_MAX, HookInput, Problems
+from agents.validation import CUSTOM_AGENTS_MAX, CustomAgentDocument, HookInput, Problems
 from console.actors import Actor, actor_label, actor_user
 from console.errors import Conflict, InvalidInput
 from console.governance.actions import GovernanceAction
@@ -135,6 +135,24 @@ def replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[Ho
             used.add(slot_key)
         row.key = row.key or new_hook_key()
     Hook.objects.bulk_create(rows)
+
+
+def write_custom_agent(
+    agent: Agent, name: str, parsed: CustomAgentDocument, *, at: str
+) -> tuple[CustomAgent, bool]:
+    """Create or update custom agent `name` as `parsed` says (settings and hooks); a new one
+    past the limit is refused on `at`. Call with the agent lock held."""
+    if not CustomAgent.objects.filter(agent=agent, name=name).exists():
+        refuse_past_custom_agent_limit(agent, at)
+    custom_agent, created = CustomAgent.objects.select_for_update().get_or_create(
+        agent=agent, name=name
+    )
+    custom_agent.instructions = parsed.instructions
+    custom_agent.handoff_description = parsed.handoff_description
+    custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
+    custom_agent.save(update_fields=["instructions", "handoff_description", "enable_vanilla_mode"])
+    replace_hooks(agent, custom_agent, parsed.hooks)
+    return custom_agent, created
 
 
 def named_in_scope(

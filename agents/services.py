@@ -22,6 +22,7 @@ from agents.revisions import (
     record_change,
     refuse_past_custom_agent_limit,
     replace_hooks,
+    write_custom_agent,
 )
 from agents.validation import (
     AGENT_DESCRIPTION_MAX_CHARS,
@@ -327,18 +328,7 @@ def custom_agent_put(
     with transaction.atomic():
         lock_agent(agent)
         refuse_if_moved(agent, name, base_revision)
-        if not CustomAgent.objects.filter(agent=agent, name=name).exists():
-            refuse_past_custom_agent_limit(agent, "/metadata/name")
-        custom_agent, created = CustomAgent.objects.select_for_update().get_or_create(
-            agent=agent, name=name
-        )
-        custom_agent.instructions = parsed.instructions
-        custom_agent.handoff_description = parsed.handoff_description
-        custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
-        custom_agent.save(
-            update_fields=["instructions", "handoff_description", "enable_vanilla_mode"]
-        )
-        replace_hooks(agent, custom_agent, parsed.hooks)
+        custom_agent, created = write_custom_agent(agent, name, parsed, at="/metadata/name")
         record_change(
             actor=actor,
             agent=agent,
@@ -453,19 +443,7 @@ def revision_rollback(
     elif content.deleted:
         CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).delete()
     elif content.document is not None:
-        parsed = content.document
-        if not CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).exists():
-            refuse_past_custom_agent_limit(agent, "/name")
-        custom_agent, _ = CustomAgent.objects.get_or_create(
-            agent=agent, name=revision.custom_agent_name
-        )
-        custom_agent.instructions = parsed.instructions
-        custom_agent.handoff_description = parsed.handoff_description
-        custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
-        custom_agent.save(
-            update_fields=["instructions", "handoff_description", "enable_vanilla_mode"]
-        )
-        replace_hooks(agent, custom_agent, parsed.hooks)
+        write_custom_agent(agent, revision.custom_agent_name, content.document, at="/name")
     return record_change(
         actor=actor,
         agent=agent,

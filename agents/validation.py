@@ -4,7 +4,7 @@ for the portal forms and the REST API alike.
 Pure functions over plain dicts. Errors and warnings are keyed by JSON pointer
 (`/spec/hooks/PostToolUse/0/timeout`); a document with any error is refused whole.
 
-Limits (besides SPEC's): at most HOOKS_PER_EVENT_MAX hooks per event in one scope (the agent
+Limits (besides the hook document's own rules): at most HOOKS_PER_EVENT_MAX hooks per event in one scope (the agent
 level, or one custom agent), CUSTOM_AGENTS_MAX custom agents per agent (checked by the
 services, which count), and a size for every text field. The size of a whole document, YAML
 aliases expanded, is bounded where it is parsed (console.parsers).
