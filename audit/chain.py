@@ -289,7 +289,22 @@ def verifiable_agents(slug: str | None = None) -> QuerySet[Agent]:
 
 
 def chain_verify(agent: Agent) -> ChainReport:
-    """Walk one agent's chain; the report names the first problem, if any."""
+    """Walk one agent's chain; the report names the first problem, if any.
+
+    Every read sees one snapshot of the database (REPEATABLE READ on PostgreSQL; a SQLite
+    read transaction is one already): ingest and sealing go on while a chain is verified,
+    and a record stored or sealed between two reads must not look inserted or altered."""
+    # The isolation level can only be set first thing in a transaction; inside a caller's
+    # transaction (a test's, say) the caller's snapshot rules apply.
+    outer = connection.in_atomic_block
+    with transaction.atomic():
+        if embedded.database_is_postgresql() and not outer:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        return _chain_verify(agent)
+
+
+def _chain_verify(agent: Agent) -> ChainReport:
     head = ChainHead.objects.filter(agent=agent).first()
     pending_ids = {
         int(pk)
