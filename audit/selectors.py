@@ -424,6 +424,10 @@ class HookLastError:
     shared: bool
 
 
+def _is_hook_error(reason: Any) -> bool:
+    return str(reason or "").startswith("host_error:") or reason == HOOK_ERROR_REASON
+
+
 def _hook_errors_in(record: InterceptionRecord, keys: set[str]) -> list[tuple[str, str, bool]]:
     """(hook key, reason, shared) for each hook of `keys` the record shows an error of."""
     raw = record.raw if isinstance(record.raw, dict) else {}
@@ -431,14 +435,12 @@ def _hook_errors_in(record: InterceptionRecord, keys: set[str]) -> list[tuple[st
     found = [
         (str(s["name"]), str(s.get("reason")), False)
         for s in summaries
-        if s.get("name") in keys
-        and (
-            str(s.get("reason") or "").startswith("host_error:")
-            or s.get("reason") == HOOK_ERROR_REASON
-        )
+        if s.get("name") in keys and _is_hook_error(s.get("reason"))
     ]
     if found:
         return found
+    if any(_is_hook_error(s.get("reason")) for s in summaries):
+        return []  # the record names the hook that failed, and it is none of `keys`
     warnings = (raw.get("verdict") or {}).get("warnings") or []
     if not any(isinstance(w, dict) and w.get("reason") == HOOK_ERROR_REASON for w in warnings):
         return []

@@ -155,3 +155,20 @@ def test_a_row_action_over_htmx_updates_the_strip_out_of_band(admin_client, sre,
     html = response.content.decode()
     assert 'id="health-strip"' in html and 'hx-swap-oob="true"' in html
     assert "No known problems" in html
+
+
+@pytest.mark.django_db
+def test_a_custom_agents_hook_error_is_not_blamed_on_an_agent_level_hook(sre, judge):
+    # Found trying the console as an admin: the agent page said the agent-level hook failed,
+    # linking a record whose failing hook was the custom agent's.
+    fine = _hook(sre.agent, "PostToolUse", type="command", matcher="*", command="exit 0")
+    custom_agent = services.custom_agent_create(actor=None, agent=sre.agent, name="triage")
+    failing = _hook(
+        sre.agent, "PostToolUse", custom_agent=custom_agent, type="command", matcher="*",
+        command="exit 1",
+    )  # fmt: skip
+    response = post_hook(Client(), sre, "claude-code", CLAUDE_POST, query="?custom_agent=triage")
+    assert response.status_code == 200, response.content
+    assert [i.hook.key for i in scope_health(sre.agent, None)] == []
+    assert [i.hook.key for i in scope_health(sre.agent, custom_agent)] == [failing.key]
+    assert fine.key != failing.key
