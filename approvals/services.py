@@ -19,6 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents.models import Agent
+from agents.selectors import hook_names
 from approvals import live
 from approvals.models import (
     Escalation,
@@ -123,7 +124,7 @@ def escalation_create(
                 actor=actor,
                 action=GovernanceAction.ESCALATION_CREATED,
                 summary=f"{agent.slug} asked reviewers to approve {what}"
-                + (f" (hook {escalation.hook_key})" if escalation.hook_key else ""),
+                + (f" (hook {_hook_label(escalation.hook_key)})" if escalation.hook_key else ""),
                 agent=agent,
                 target=escalation,
                 after={
@@ -173,6 +174,11 @@ def _conflict_if_closed(escalation: Escalation, now: datetime) -> None:
         raise Conflict(f"The escalation is already {escalation.status}.")
     if escalation.expires_at <= now:
         raise Conflict("The escalation expired; no decision is accepted after expiry.")
+
+
+def _hook_label(key: str) -> str:
+    name = hook_names([key]).get(key)
+    return f"\u201c{name}\u201d ({key})" if name else key
 
 
 @transaction.atomic

@@ -224,15 +224,17 @@ def approval_verdict(*, key: str, hook: dict[str, Any], context: dict[str, Any])
     mode = hook_mode(hook)
     if mode == "disabled" or not matcher_matches(hook.get("matcher"), tool_name):
         return ALLOW
+    # The hook's name when the declaration carries it (the key otherwise): people read this.
+    label = f"hook \u201c{hook['name']}\u201d" if hook.get("name") else f"hook {key}"
     if mode == "shadow":
         return _warn(
             reason=REASON_SHADOW_ESCALATE,
-            message=f"{tool_name} would have needed a reviewer's approval (hook {key}, shadow).",
+            message=f"{tool_name} would have needed a reviewer's approval ({label}, shadow).",
         )
     return Verdict(
         decision=Decision.DENY,
         reason=REASON_APPROVAL,
-        message=f"{tool_name} needs a reviewer's approval (hook {key}).",
+        message=f"{tool_name} needs a reviewer's approval ({label}).",
         approval={
             "hook": key,
             "expires_in": hook.get("expiresIn"),

@@ -94,7 +94,7 @@ def test_binding_config_is_the_hook_definition_and_timeouts_follow_the_hooks(see
     document = Client().get(URL, **seeded.headers()).json()
     audit = Hook.objects.get(agent=seeded.agent, custom_agent=None, event="PostToolUse")
     binding = next(b for b in document["bindings"] if b["id"] == audit.key)
-    assert binding["config"] == {**audit.definition, "mode": "enforce"}
+    assert binding["config"] == {**audit.definition, "mode": "enforce", "name": audit.name}
     assert binding["timeout_ms"] == 30_000 + 5_000
     timeouts = document["configuration"]["timeouts"]
     assert timeouts["interceptor_ms"] == 35_000
