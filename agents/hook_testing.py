@@ -18,7 +18,7 @@ from typing import Any
 from agent_hooks import Decision
 from django.db import transaction
 
-from agents.models import Agent, Hook, SampleVerdict
+from agents.models import Agent, Hook, HookMode, SampleVerdict
 from agents.validation import (
     EVENTS,
     FAIL_MODE_DEFAULT,
@@ -104,7 +104,8 @@ def hook_test_validate(
         problems.error("/context", f"The context is larger than {CONTEXT_MAX_BYTES} bytes.")
     if hook is None or problems.errors:
         raise problems.refusal("The hook test is invalid.")
-    return hook.definition, problems.warnings
+    # The mode rides along: a shadow hook runs for real, but its verdict only gets recorded.
+    return {**hook.definition, "mode": hook.mode}, problems.warnings
 
 
 def _excerpt(text: str) -> str:
@@ -206,6 +207,12 @@ def _execute(definition: dict[str, Any], event: str, context: dict[str, Any]) ->
         verdict, effect = "ask", "Matching calls wait for a reviewer's approval."
     else:
         verdict, effect = _agent_effect(event, context, result)
+    if definition.get("mode") == HookMode.SHADOW and verdict in ("block", "ask"):
+        would = "blocked" if verdict == "block" else "escalated"
+        effect = (
+            f"Shadow mode: nothing is blocked or held; the agent records that this hook "
+            f"would have {would}, and the call goes on. (Enforced: {effect})"
+        )
     return {
         "verdict": verdict,
         "effect": effect,

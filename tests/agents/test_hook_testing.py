@@ -225,3 +225,17 @@ def test_anonymous_is_sent_to_login(client, sre):
     response = client.post(URL, {"event": "Stop"})
     assert response.status_code == 302
     assert "/accounts/login/" in response["Location"]
+
+
+@pytest.mark.django_db
+def test_a_shadow_hook_that_blocks_says_nothing_would_be_blocked(alice):
+    # Found trying the console as an admin: the panel said "an agent would not make the
+    # call" for a shadow hook, which only records that it would have blocked.
+    context = {**sample_context("PostToolUse", "sre"), "tool_input": {"command": "rm -rf /"}}
+    for mode, shadowed in (("shadow", True), ("enforce", False)):
+        outcome = hook_test_run(
+            actor=alice, hook_definition={**DANGEROUS, "mode": mode}, event="PostToolUse",
+            context=context,
+        )  # fmt: skip
+        assert outcome["verdict"] == "block"
+        assert outcome["effect"].startswith("Shadow mode: nothing is blocked") is shadowed
