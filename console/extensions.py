@@ -29,6 +29,3 @@ class ExtensionPoint[**P, R]:
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> list[R]:
         return [provider(*args, **kwargs) for provider in self._providers.values()]
-
-    def __repr__(self) -> str:
-        return f"<ExtensionPoint {self.name}: {', '.join(self._providers) or 'no provider'}>"
