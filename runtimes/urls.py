@@ -12,7 +12,7 @@ api_urlpatterns = [
     path("v1/connect/<str:runtime>", views.ConnectApi.as_view(), name="api-connect"),
 ]
 
-# Added to the agents app's pages (agents/urls.py) in the `agents:` namespace.
+# Joined to the agents app's pages by console/urls.py, in the `agents:` namespace.
 agent_urlpatterns = [
     path("<str:slug>/connect/", portal.agent_connect, name="connect"),
 ]
