@@ -57,7 +57,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 
 typecheck: venv
-	$(VENV)/bin/mypy agents console_client console approvals audit users demo
+	$(VENV)/bin/mypy agents console_client console approvals audit users runtimes demo
 
 run: venv system-deps
 	$(PY) manage.py migrate --noinput

@@ -1,6 +1,7 @@
 """The health strip of the agent level and of a custom agent: problems with one scope's hooks
 an admin should know now. Read-only, from the stored hooks (checked again by today's rules),
-the console's LLM judge configuration and the latest interception records.
+the console's LLM judge configuration and the notes of apps above agents
+(agents/extensions.py `hook_notes`: the audit app's last hook error of each hook).
 """
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agents.extensions import HookNote, hook_notes
 from agents.models import Agent, CustomAgent, Hook
 from agents.selectors import hook_rows
 from agents.validation import FAIL_MODE_DEFAULT, validate_hook
-from audit.selectors import HOOK_ERROR_REASON, HookLastError, hook_last_errors
 from console_client.llm import LLMJudge
 
 # What a hook error does, by failMode and event (a prompt hook without a judge always errs).
@@ -71,30 +72,21 @@ def _judge_problem(hook: Hook, problem: str) -> HealthItem:
     )
 
 
-def _last_error(hook: Hook, last: HookLastError) -> HealthItem:
-    at = last.record.timestamp.strftime("%Y-%m-%d %H:%M UTC")
-    tool = f" after {last.record.tool_name}" if last.record.tool_name else ""
-    if last.reason == HOOK_ERROR_REASON:
-        what = "the hook failed (a crash, a timeout or no judge) and its failMode decided"
-    else:
-        what = f"the agent's host failed running it ({last.reason})"
-    shared = " — one of several hooks in that call; records do not say which" if last.shared else ""
-    return HealthItem("warning", hook, f"Last error {at}{tool}: {what}{shared}.", last.record.pk)
-
-
 def scope_health(agent: Agent, custom_agent: CustomAgent | None) -> list[HealthItem]:
     """Problems of the scope's hooks, errors first, each list in hook order."""
     hooks = hook_rows(agent, custom_agent)
     judge_problem = LLMJudge().configuration_error
-    last_errors = hook_last_errors(agent, [hook.key for hook in hooks if hook.enabled])
+    notes: dict[str, list[HookNote]] = {}
+    for provided in hook_notes(agent, [hook.key for hook in hooks if hook.enabled]):
+        for note in provided:
+            notes.setdefault(note.key, []).append(note)
     items: list[HealthItem] = []
     for hook in hooks:
         items += _stored_problems(hook)
         if hook.enabled and hook.hook_type == "prompt" and judge_problem:
             items.append(_judge_problem(hook, judge_problem))
-        last = last_errors.get(hook.key)
-        if last is not None:
-            items.append(_last_error(hook, last))
+        for note in notes.get(hook.key, []):
+            items.append(HealthItem("warning", hook, note.message, note.record_id))
     return sorted(items, key=lambda item: item.level != "error")
 
 

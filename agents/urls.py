@@ -1,13 +1,11 @@
-"""Portal pages under /agents/ (admins only)."""
+"""Portal pages under /agents/ (admins only), in the `agents:` namespace that console/urls.py
+gives them (with the runtimes app's "Connect an agent" tab)."""
 
 from __future__ import annotations
 
 from django.urls import path
 
 from agents import views, views_hookpage, views_hooktest, views_review
-from agents.runtime_hooks import portal as runtime_portal
-
-app_name = "agents"
 
 urlpatterns = [
     path("", views.agent_list, name="list"),
@@ -46,7 +44,6 @@ urlpatterns = [
     path("<str:slug>/custom/<str:name>/export/", views.custom_agent_export, name="custom_export"),
     path("<str:slug>/custom/<str:name>/history/", views.history, name="custom_history"),
     path("<str:slug>/tokens/", views.agent_tokens, name="tokens"),
-    path("<str:slug>/connect/", runtime_portal.agent_connect, name="connect"),
     path("<str:slug>/tokens/<int:pk>/revoke/", views.agent_token_revoke, name="token_revoke"),
     path("<str:slug>/history/", views.history, name="history"),
     path("<str:slug>/history/<int:number>/", views.revision_detail, name="revision"),

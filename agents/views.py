@@ -18,7 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from agents import selectors, services
+from agents import extensions, selectors, services
 from agents.forms import (
     AgentCreateForm,
     AgentSettingsForm,
@@ -30,7 +30,6 @@ from agents.forms import (
 )
 from agents.health import health_context
 from agents.models import Agent, CustomAgent, Hook
-from audit.selectors import dead_letter_summary
 from console.actors import request_actor
 from console.api import yaml_dump
 from console.errors import DomainError, InvalidInput
@@ -102,7 +101,7 @@ def agent_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "hooks",
         hooks=hooks,
         custom_agent=None,
-        dead_letters=dead_letter_summary(agent),
+        agent_sections=extensions.agent_hooks_sections(agent),
         **health_context(agent, None),
     )
     return render_page(request, "agents/agent_hooks.html", context, partial="hooks")

@@ -167,6 +167,6 @@ async def escalation_wait(escalation: Escalation, seconds: float) -> Escalation:
     return escalation
 
 
-# Shared with other async agent endpoints (agents.runtime_hooks).
+# Shared with the other async agent endpoints (the runtimes app).
 released = _released
 agent_principal = _principal

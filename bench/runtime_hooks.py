@@ -105,7 +105,7 @@ async def overhead(port: int, token: str, calls: int) -> tuple[list[float], list
 
 async def runner_vs_plain(script: str, runs: int) -> tuple[list[float], list[float]]:
     """The console-side runner and a plain subprocess.run of the same script, interleaved."""
-    from agents.runtime_hooks.execution import run_command_bounded
+    from runtimes.execution import run_command_bounded
 
     hook = {"type": "command", "script": script, "timeout": 30}
     context = {

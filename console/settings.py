@@ -83,6 +83,8 @@ INSTALLED_APPS = [
     "approvals",
     "audit",
     "users",
+    # The adapters for other agent runtimes, above the apps (agents, approvals, audit).
+    "runtimes",
     # The demo of `make run` (seed and demo agent commands); nothing in the apps imports it.
     "demo",
 ]
@@ -261,7 +263,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "approvals.openapi.document_longpoll",
-        "agents.runtime_hooks.openapi.document_runtime_hooks",
+        "runtimes.openapi.document_runtime_hooks",
         "audit.openapi.document_batch_bounds",
         "console.openapi.close_request_objects",
         # Last: adds the error answers every operation can give, the long-poll's too.

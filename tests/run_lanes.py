@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SQLITE_PATHS = (
     "tests/console",
     "tests/agents",
+    "tests/runtimes",
     "tests/approvals",
     "tests/audit",
     "tests/users",

@@ -10,8 +10,8 @@ from django.test import Client
 from agents import services
 from agents.health import scope_health
 from agents.models import Hook
-from tests.agents.runtime_support import CLAUDE_POST, post_hook
 from tests.audit.record_wires import GUARD_HOOK, items, sdk_session
+from tests.runtimes.runtime_support import CLAUDE_POST, post_hook
 
 JUDGE_ENV = ("CONSOLE_LLM_BASE_URL", "CONSOLE_LLM_API_KEY", "CONSOLE_LLM_MODELS")
 

@@ -12,7 +12,7 @@ from django.test import Client
 
 from agents import services as agent_services
 from agents.models import Hook
-from tests.agents.runtime_support import BLOCK_RM_RF, CLAUDE_PRE, add_hook, payload, post_hook
+from tests.runtimes.runtime_support import BLOCK_RM_RF, CLAUDE_PRE, add_hook, payload, post_hook
 
 RM = {"command": "rm -rf /home/dev/project/build", "description": "Clean the build"}
 LS = {"command": "ls", "description": "List"}

@@ -15,8 +15,8 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from agents.models import Hook
-from tests.agents.runtime_support import BLOCK_RM_RF, CLAUDE_PRE, payload
 from tests.browser.chromium import launch_chromium
+from tests.runtimes.runtime_support import BLOCK_RM_RF, CLAUDE_PRE, payload
 
 WIDE = {"width": 1440, "height": 900}
 NARROW = {"width": 390, "height": 844}

@@ -4,10 +4,14 @@ apps, and the agent-side package below everything.
 1. No module under console/ imports agents, approvals, audit or users, except the wiring modules
    (settings, urls, routing, asgi), which name the apps to put them together.
 2. console_client imports neither Django nor any server package.
-3. agents, approvals, audit and users may import console (and console_client).
+3. agents, approvals, audit, users and runtimes may import console (and console_client).
 4. Nothing imports the demo (demo/), which sits above the apps.
 5. Nothing imports a project package inside `try: … except ImportError`: an app's module is
    always there, so such a guard only hides the dependency.
+6. The app graph has no cycle: the edges between packages, computed from the imports (the
+   kernel's wiring modules left out, they sit on top), form no loop. `agents` sits right
+   above the kernel: it imports no other app; what the agent pages show from audit comes
+   through extension points (agents/extensions.py). Nothing but the wiring imports `runtimes`.
 
 Imports are read with `ast` from every file (function-level imports included).
 """
@@ -15,11 +19,11 @@ Imports are read with `ast` from every file (function-level imports included).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("agents", "approvals", "audit", "users")
+APPS = ("agents", "approvals", "audit", "users", "runtimes")
 SERVER = ("console", *APPS)
 KERNEL_WIRING = frozenset(
     {"console/settings.py", "console/urls.py", "console/routing.py", "console/asgi.py"}
@@ -102,6 +106,74 @@ def _guarded_imports(path: Path) -> Iterator[tuple[int, str]]:
         if catches_import_error:
             for statement in node.body:
                 yield from _imports(statement)
+
+
+def _edges() -> dict[tuple[str, str], str]:
+    """(importer, imported) between the project's packages, each with its first import."""
+    edges: dict[tuple[str, str], str] = {}
+    for package in (*SERVER, "console_client", "demo"):
+        for path in _files(package):
+            name = path.relative_to(ROOT).as_posix()
+            if name in KERNEL_WIRING:
+                continue
+            for line, module in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+                target = _top(module)
+                if target != package and target in {*SERVER, "console_client", "demo"}:
+                    edges.setdefault((package, target), f"{name}:{line} imports {module}")
+    return edges
+
+
+def _cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Every loop of the graph once, each as the packages along it (first one repeated)."""
+    graph: dict[str, set[str]] = {}
+    for source, target in edges:
+        graph.setdefault(source, set()).add(target)
+    found: list[list[str]] = []
+
+    def walk(start: str, node: str, path: list[str]) -> None:
+        for target in sorted(graph.get(node, ())):
+            if target == start:
+                found.append([*path, start])
+            elif target > start and target not in path:
+                walk(start, target, [*path, target])
+
+    for start in sorted(graph):
+        walk(start, start, [start])
+    return found
+
+
+def test_the_app_graph_has_no_cycle() -> None:
+    edges = _edges()
+    loops = [
+        " -> ".join(loop)
+        + ": "
+        + "; ".join(edges[pair] for pair in zip(loop, loop[1:], strict=False))
+        for loop in _cycles(edges)
+    ]
+    assert loops == []
+
+
+def test_the_cycle_finder_finds_loops() -> None:
+    # The rule above would pass vacuously if the finder missed loops or the scan found no edge.
+    assert _cycles([("agents", "audit"), ("audit", "agents"), ("audit", "console")]) == [
+        ["agents", "audit", "agents"]
+    ]
+    assert _cycles([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]) == [["a", "b", "c", "a"]]
+    assert {("approvals", "agents"), ("audit", "agents"), ("runtimes", "audit")} <= set(_edges())
+
+
+def test_agents_imports_no_other_app() -> None:
+    assert _violations("agents", {"approvals", "audit", "users", "runtimes"}) == []
+
+
+def test_only_the_wiring_imports_the_runtime_adapters() -> None:
+    found = [
+        v
+        for package in (*SERVER, "console_client")
+        if package != "runtimes"
+        for v in _violations(package, {"runtimes"}, exempt=KERNEL_WIRING)
+    ]
+    assert found == []
 
 
 def test_no_project_package_is_imported_as_if_it_were_optional() -> None:

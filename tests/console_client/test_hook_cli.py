@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from audit.models import InterceptionRecord
-from tests.agents.runtime_support import BLOCK_RM_RF, SESSION
 from tests.console_client.scripted_http import ScriptedHTTP
+from tests.runtimes.runtime_support import BLOCK_RM_RF, SESSION
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX_PRE = {

@@ -15,8 +15,6 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from agents.api import AGENT_PARAM, request_agent
-from agents.runtime_hooks.connect import connect_file
-from agents.runtime_hooks.evaluate import RecordingResponse, open_call, runtime_hook_answer
 from agents.selectors import get_custom_agent
 from agents.validation import NAME_RE
 from approvals.live import remember_server_loop
@@ -26,6 +24,8 @@ from console.errors import DomainError, InvalidInput, MethodNotAllowed, NotFound
 from console.openapi import errors
 from console.parsers import TOO_DEEP, ensure_storable, json_loads
 from console_client.runtimes import RuntimeEvent, RuntimeInputError, parse, require_runtime
+from runtimes.connect import connect_file
+from runtimes.evaluate import RecordingResponse, open_call, runtime_hook_answer
 
 
 def _body(request: HttpRequest) -> Any:

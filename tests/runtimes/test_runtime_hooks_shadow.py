@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agents import services as agent_services
 from audit.models import InterceptionRecord
-from tests.agents.runtime_support import (
+from tests.runtimes.runtime_support import (
     AUDIT_CONTEXT,
     BLOCK_RM_RF,
     CLAUDE_POST,

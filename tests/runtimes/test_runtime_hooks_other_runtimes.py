@@ -6,19 +6,19 @@ from __future__ import annotations
 import pytest
 
 from audit.models import InterceptionRecord
-from tests.agents.runtime_support import (
-    AUDIT_CONTEXT,
-    BLOCK_RM_RF,
-    STOP_TASK_COMPLETE,
-    add_hook,
-    post_hook,
-)
 from tests.console_client.test_runtimes import (
     COPILOT_PRE,
     CURSOR_SHELL,
     CURSOR_STOP,
     GEMINI_AFTER_AGENT,
     GEMINI_AFTER_TOOL,
+)
+from tests.runtimes.runtime_support import (
+    AUDIT_CONTEXT,
+    BLOCK_RM_RF,
+    STOP_TASK_COMPLETE,
+    add_hook,
+    post_hook,
 )
 
 CODEX_PRE = {

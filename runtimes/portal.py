@@ -15,12 +15,12 @@ from django.views.decorators.http import require_http_methods
 
 from agents import selectors, services
 from agents.forms import TokenForm
-from agents.runtime_hooks.connect import FORMS, connect_file
 from agents.views import _agent_page
 from console.actors import request_actor
 from console.roles import Role
 from console.web import HtmxHttpRequest, render_page, role_required
 from console_client.runtimes import CLAUDE_CODE, RUNTIMES
+from runtimes.connect import FORMS, connect_file
 
 RUNTIME_LABELS = {
     "claude-code": "Claude Code",
@@ -72,7 +72,7 @@ def agent_connect(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         needs_shim=runtime != CLAUDE_CODE,
     )
     partial = "connect-file" if request.method == "GET" else None
-    response = render_page(request, "agents/connect.html", context, partial=partial)
+    response = render_page(request, "runtimes/connect.html", context, partial=partial)
     if issued is not None:
         # The plaintext token is in this answer only: no cache may keep it.
         response["Cache-Control"] = "no-store"

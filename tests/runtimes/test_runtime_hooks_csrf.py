@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.test import Client
 
-from tests.agents.runtime_support import CLAUDE_PRE, post_hook
+from tests.runtimes.runtime_support import CLAUDE_PRE, post_hook
 
 
 def test_the_hook_endpoint_answers_an_agent_token_post_that_carries_no_csrf_token(sre):

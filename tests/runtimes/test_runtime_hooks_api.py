@@ -9,7 +9,7 @@ from django.test import Client
 
 from approvals.models import Escalation
 from audit.models import InterceptionRecord
-from tests.agents.runtime_support import post_hook
+from tests.runtimes.runtime_support import post_hook
 
 pytestmark = pytest.mark.django_db
 

@@ -31,12 +31,6 @@ from django.http import Http404, HttpRequest, JsonResponse
 
 from agents.declaration import declaration_document
 from agents.models import Agent
-from agents.runtime_hooks.execution import EscalationResolver, console_registry
-from agents.runtime_hooks.services import (
-    runtime_records_store,
-    runtime_session_stop_rejections,
-    runtime_session_stop_settle,
-)
 from agents.selectors import get_custom_agent
 from agents.validation import NAME_RE
 from approvals.longpoll import agent_principal, released
@@ -52,6 +46,12 @@ from console_client.records import record_item
 from console_client.runtime_answers import answer
 from console_client.runtimes import NO_OBJECTION, STOP, Reply, RuntimeEvent
 from console_client.transcript import SessionTranscript
+from runtimes.execution import EscalationResolver, console_registry
+from runtimes.services import (
+    runtime_records_store,
+    runtime_session_stop_rejections,
+    runtime_session_stop_settle,
+)
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from agents import services as agent_services
-from tests.agents.runtime_support import BLOCK_RM_RF, add_hook
+from tests.runtimes.runtime_support import BLOCK_RM_RF, add_hook
 
 
 def connect(client, agent, runtime, query=""):

@@ -15,8 +15,8 @@ from django.test import AsyncClient
 from approvals import services
 from approvals.models import Escalation
 from audit.models import InterceptionRecord
-from tests.agents.runtime_support import CLAUDE_PRE, CWD, SESSION, add_hook
 from tests.approvals.conftest import in_own_thread
+from tests.runtimes.runtime_support import CLAUDE_PRE, CWD, SESSION, add_hook
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ import re
 
 from agents import services as agent_services
 from agents.models import AgentToken
-from tests.agents.runtime_support import CLAUDE_PRE
+from tests.runtimes.runtime_support import CLAUDE_PRE
 
 URL = "/agents/sre-agent/connect/"
 

@@ -10,7 +10,7 @@ from agents import services as agent_services
 from agents.models import RuntimeSession
 from approvals.models import Escalation
 from audit.models import InterceptionRecord
-from tests.agents.runtime_support import (
+from tests.runtimes.runtime_support import (
     AUDIT_CONTEXT,
     BLOCK_RM_RF,
     CLAUDE_POST,
