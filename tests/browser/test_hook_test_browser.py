@@ -68,7 +68,9 @@ def test_the_test_panel_reports_skips_errors_and_bad_json(live_server, alice, sr
         )
         page.goto(f"{base}/agents/sre-agent/hooks/{hook.key}/")
         textarea = page.locator("#hook-test-context")
-        expect(page.locator("label[for=hook-test-context]")).to_have_text("Sample context (JSON)")
+        expect(page.locator("label[for=hook-test-context]")).to_contain_text(
+            "Sample context (JSON: the fields a PreToolUse hook receives)"
+        )
         result = page.locator("#hook-test-result")
 
         # 1. A tool the matcher skips: said so, nothing runs.

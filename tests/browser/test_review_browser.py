@@ -90,7 +90,9 @@ def test_a_rollback_shows_its_diff_is_cancelled_then_confirmed(
         page.locator(f"#revision-{keep}").get_by_role("button", name="Roll back…").click()
         review = page.locator("#diff-panel #review")
         expect(review).to_contain_text(f"rollback of the agent level to revision {keep}")
-        expect(review.locator(".review-removed")).to_contain_text("PostToolUse hook #1")
+        expect(review.locator(".review-removed")).to_contain_text(
+            "PostToolUse Bash|ExecuteShellCommand"
+        )
         changed = review.locator(".review-changed")
         expect(changed).to_contain_text("timeout")
         expect(changed).to_contain_text("failMode")

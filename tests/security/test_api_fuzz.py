@@ -125,6 +125,7 @@ MUST_SUCCEED = {
     "POST /api/v1/records/dead-letters": {"agent"},
     "GET /api/v1/records/export": {"pat_admin", "pat_auditor"},
     "GET /api/v1/records/export/{export_id}/manifest": {"pat_admin", "pat_auditor"},
+    "GET /api/v1/governance-events/export": {"pat_admin", "pat_auditor"},
     "GET /api/v2/extendedAgent/agents": {"pat_admin", "agent"},
     "GET /api/v2/extendedAgent/agents/{name}": {"pat_admin", "agent"},
     "PUT /api/v2/extendedAgent/agents/{name}": {"pat_admin", "agent"},
