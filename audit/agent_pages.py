@@ -20,15 +20,15 @@ from django.utils.http import urlencode
 from agents import extensions, selectors
 from agents.extensions import HookNote
 from agents.models import Agent, Hook, HookMode
-from audit.selectors import (
+from audit.hook_records import (
     HOOK_ACTIVITY_KINDS,
     HOOK_ERROR_REASON,
     HookActivity,
     HookLastError,
-    dead_letter_summary,
     hook_activity,
     hook_last_errors,
 )
+from audit.selectors import dead_letter_summary
 
 ACTIVITY_DAYS = 14
 KIND_LABELS = {
