@@ -12,6 +12,7 @@ CODE = (
     "approvals",
     "audit",
     "users",
+    "runtimes",
     "console",
     "console_client",
     "demo",
