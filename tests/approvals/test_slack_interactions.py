@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from approvals import services
@@ -20,16 +21,28 @@ from approvals.notifications import slack_response_url_allowed
 from approvals.slack import verify_request
 from console.errors import NotAuthenticated
 from console.governance.models import GovernanceEvent
+from tests.approvals.test_notifications import (  # noqa: F401 (fixtures)
+    _receivers_listen_on_loopback,
+    receiver_factory,
+)
 
 URL = "/api/v1/integrations/slack/interactions"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5-test"
 RITA, ALICE, AUDREY = "U0RITA0001", "U0ALICE001", "U0AUDREY01"
-RESPONSE_URL = "https://hooks.slack.com/actions/T0001/1234/abcd"
+RESPONSE_PATH = "actions/T0001/1234/abcd"
 
 
 @pytest.fixture(autouse=True)
 def _signing_secret(settings: Any) -> None:
     settings.CONSOLE_SLACK_SIGNING_SECRET = SECRET
+
+
+@pytest.fixture(autouse=True)
+def _answers_stay_on_loopback(settings: Any, receiver_factory) -> None:  # noqa: F811
+    """The console answers each click on its response_url; here "Slack's host" is a local
+    receiver, so no test ever reaches for hooks.slack.com (the embedded default sends from a
+    thread of this process)."""
+    settings.CONSOLE_SLACK_RESPONSE_URL_PREFIX = receiver_factory().url + "/"
 
 
 @pytest.fixture
@@ -40,9 +53,12 @@ def linked(rita, alice, audrey) -> None:
 
 
 def click_body(
-    member: str, action: str, escalation_id: str, *, response_url: str = RESPONSE_URL
+    member: str, action: str, escalation_id: str, *, response_url: str | None = None
 ) -> bytes:
-    """A block_actions payload as Slack sends it for a button press, form-encoded."""
+    """A block_actions payload as Slack sends it for a button press, form-encoded; by default
+    its response_url is under the configured prefix (Slack's host)."""
+    if response_url is None:
+        response_url = settings.CONSOLE_SLACK_RESPONSE_URL_PREFIX + RESPONSE_PATH
     payload = {
         "type": "block_actions",
         "user": {"id": member, "username": "someone", "team_id": "T0001"},
@@ -333,7 +349,8 @@ def test_only_post_is_served(linked):
     assert Client().get(URL).status_code == 405
 
 
-def test_answers_go_only_to_slacks_own_host() -> None:
+def test_answers_go_only_to_slacks_own_host(settings: Any) -> None:
+    settings.CONSOLE_SLACK_RESPONSE_URL_PREFIX = "https://hooks.slack.com/"  # the default
     assert slack_response_url_allowed("https://hooks.slack.com/actions/T0/1/x")
     for url in ("", "http://hooks.slack.com/a", "https://hooks.slack.com.evil.example/a"):
         assert not slack_response_url_allowed(url), url
