@@ -29,10 +29,10 @@ from agent_framework import Agent, create_agent_hooks_middleware, tool
 from agent_hooks import ALLOW
 
 from console_client import ConsoleHooks
+from console_client.interceptors import TOOL_SEAM_HOST_ERROR
 from console_client.scripted import ScriptedChatClient, say, tool_call
 
 CALLS = 20
-SAMPLES = int(sys.argv[1]) if len(sys.argv) > 1 else 40
 
 DECLARATION = {
     "declaration": "agent-hooks-declaration/1.0",
@@ -44,7 +44,7 @@ DECLARATION = {
         "composition": {"profile": "sequential/run_all"},
         "identity_provider": "jcs-sha256",
         "approval": {"resolver": "console", "redactor": None},
-        "posture": {"tool_seam_host_error": "terminate"},
+        "posture": {"tool_seam_host_error": TOOL_SEAM_HOST_ERROR},
         "timeouts": {"interceptor_ms": 35000, "approval_resolver_ms": 630000},
         "records": {"max_buffered": 1000},
     },
@@ -130,7 +130,7 @@ def per_call(long: float, short: float) -> float:
     return (long - short) / CALLS * 1e6  # microseconds
 
 
-async def main() -> None:
+async def main(samples: int) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Console)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
@@ -148,7 +148,7 @@ async def main() -> None:
         for _ in range(5):  # warm-up
             await bare_run(1)
             await console_run(hooks, 1)
-        for _ in range(SAMPLES):
+        for _ in range(samples):
             bare.append(per_call(await bare_run(CALLS + 1), await bare_run(1)))
             console.append(
                 per_call(await console_run(hooks, CALLS + 1), await console_run(hooks, 1))
@@ -159,7 +159,7 @@ async def main() -> None:
     def p(values: list[float], q: int) -> float:
         return statistics.quantiles(values, n=100)[q - 1]
 
-    print(f"per tool call, {SAMPLES} samples of {CALLS} calls (microseconds)")
+    print(f"per tool call, {samples} samples of {CALLS} calls (microseconds)")
     print(f"  bare SDK middleware, 1 allow-all:  p50 {p(bare, 50):8.0f}  p95 {p(bare, 95):8.0f}")
     print(
         f"  console, no matching hook:         p50 {p(console, 50):8.0f}  p95 {p(console, 95):8.0f}"
@@ -170,4 +170,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 40))
