@@ -8,6 +8,7 @@ real `daphne` processes on loopback with production settings (DEBUG=0).
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -57,6 +58,19 @@ def server_env() -> dict[str, str]:
         "MAX_BODY_BYTES": str(8 * 1024 * 1024),
         "LOG_LEVEL": "WARNING",
     }
+
+
+def free_ports(count: int) -> list[int]:
+    """Loopback ports nothing listens on (a fixed port could answer from another bench's
+    server, with another database)."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def start_daphne(ports: list[int]) -> list[subprocess.Popen[bytes]]:

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from audit_common import (  # noqa: E402
     bench_agent,
     bench_auditor,
+    free_ports,
     psycopg_conninfo,
     rss_bytes,
     setup_django,
@@ -106,7 +107,7 @@ def main() -> None:
     ensure_rows(args.records)
     total = InterceptionRecord.objects.count()
     token = bench_auditor()
-    port = 18750
+    [port] = free_ports(1)
     procs = start_daphne([port])
     try:
         endpoint(port, token, procs[0].pid)  # warm-up pass (also warms the page cache)

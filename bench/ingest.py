@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from audit_common import (  # noqa: E402
     bench_agent,
+    free_ports,
     psycopg_conninfo,
     setup_django,
     start_daphne,
@@ -140,7 +141,7 @@ def main() -> None:
     total = len(bodies) * args.batch
     rows = copy_rows(bodies, agent.pk)
     scratch_tables()
-    ports = [18700 + i for i in range(args.servers)]
+    ports = free_ports(args.servers)
     procs = start_daphne(ports)
     # Rounds alternate the HTTP path and the COPY baselines, so both see the same
     # machine load (this machine is shared) and tables of the same size.

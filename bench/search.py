@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from audit_common import (  # noqa: E402
     bench_agent,
     bench_auditor,
+    free_ports,
     setup_django,
     start_daphne,
     stop,
@@ -137,7 +138,7 @@ def summary(
 def over_http(repeat: int, token: str) -> list[tuple[str, float, float, float, int]]:
     import httpx
 
-    port = 18760
+    [port] = free_ports(1)
     procs = start_daphne([port])
     out = []
     try:
