@@ -15,7 +15,8 @@ vs the same bash started directly. Targets: sandboxed p50/p95 ≤ 1.5× plain (i
 
 `--profile` then says where the set-up time goes: the same `bash -c 'exit 0'` through the
 full command line and through the command line without one piece at a time (the root
-agent's id switch, prlimit, bwrap's PID-1 reaper, the network namespace, /proc, /dev),
+agent's id switch, prlimit, bwrap's PID-1 reaper, the network namespace, /proc, /dev,
+--disable-userns, LANG and the locale files it makes prlimit and bash load),
 interleaved; each piece's cost is the full line's p50 minus the line without it. Those
 variants only measure: the runner never drops any of them.
 
@@ -111,6 +112,8 @@ def profile(n: int) -> None:
         no_limits = sandbox[:limits] + sandbox[sandbox.index("--", limits) + 1 :]
         dev_ro = sandbox.index("--remount-ro", sandbox.index("--dev"))
         no_dev = sandbox[: sandbox.index("--dev")] + sandbox[dev_ro + 2 :]
+        lang = sandbox.index("LANG")  # --setenv LANG C.UTF-8
+        no_lang = sandbox[: lang - 1] + sandbox[lang + 2 :]
         namespaces = ["--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts"]
         no_net = [config.bwrap_path, *namespaces, "--unshare-cgroup-try"]
         no_net += _without(sandbox[1:], "--unshare-all")
@@ -123,6 +126,8 @@ def profile(n: int) -> None:
             "  without the network namespace": switch + no_net,
             "  without /proc": switch + _without(sandbox, "--proc", 1),
             "  without /dev": switch + no_dev,
+            "  without --disable-userns": switch + _without(sandbox, "--disable-userns"),
+            "  without LANG (locale files)": switch + no_lang,
             "bash -c 'exit 0', subprocess.run": ["/bin/bash", "-c", "exit 0"],
         }
 

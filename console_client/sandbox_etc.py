@@ -18,9 +18,11 @@ ones of the same user in the same directory whose lock nobody holds any more.
 What is copied is what the hook could already read through the binds: a host entry is
 copied only if it is a regular file, a directory or a symlink and everything in it is
 readable by others; anything else (a restricted file, a FIFO...) stays an individual
-read-only bind as before. Copies are read-only (mode without write bits), symlinks inside
-a directory stay symlinks and a top-level symlink (/etc/localtime) is copied as the file it
-points to, which is what the binds showed. The prepared directory is only ever bound
+read-only bind as before. Copies are read-only (mode without write bits) and keep the
+host's mtimes (with a fresh one, every python3 start would recompile sitecustomize.py: its
+.pyc in /usr is checked against the source's mtime), symlinks inside a directory stay
+symlinks and a top-level symlink (/etc/localtime) is copied as the file it points to,
+which is what the binds showed. The prepared directory is only ever bound
 read-only, so the hook cannot change it.
 """
 
@@ -168,6 +170,10 @@ def _copy_file(source: str, dest: str) -> None:
     if not info.st_mode & stat.S_IROTH:
         raise _NotCopyable(source)
     shutil.copyfile(source, dest)
+    # The host's mtime, as the bind showed it: Python checks a .pyc against its source's
+    # mtime, and /etc/python3.X/sitecustomize.py (imported by every python3 start) with a
+    # fresh mtime would be recompiled on every run (its .pyc in the read-only /usr is stale).
+    os.utime(dest, ns=(info.st_atime_ns, info.st_mtime_ns))
     os.chmod(dest, stat.S_IMODE(info.st_mode) & 0o555)
 
 

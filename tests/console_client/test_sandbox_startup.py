@@ -220,6 +220,37 @@ def test_the_etc_is_read_only_and_bound_from_one_prepared_directory() -> None:
     assert result.stderr.split() == ["1"]
 
 
+def host_sitecustomize_from_etc() -> bool:
+    """The host's python3 imports a sitecustomize.py that lives in /etc (Debian's and
+    Ubuntu's /etc/python3.X/sitecustomize.py) from a valid .pyc."""
+    found = subprocess.run(
+        ["python3", "-v", "-c", "import sitecustomize; print(sitecustomize.__file__)"],
+        capture_output=True,
+        text=True,
+        env={"PATH": SandboxConfig().path_env},
+        check=False,
+    )
+    lines = found.stdout.split()
+    return (
+        found.returncode == 0
+        and bool(lines)
+        and os.path.realpath(lines[-1]).startswith("/etc/python3")
+        and "sitecustomize.cpython" in found.stderr
+        and "bytecode is stale for 'sitecustomize'" not in found.stderr
+    )
+
+
+def test_python3_in_the_sandbox_uses_the_compiled_sitecustomize() -> None:
+    """The copy of /etc/python3.X/sitecustomize.py keeps the host's mtime, so its .pyc in
+    the read-only /usr stays valid: python3 does not recompile it (and fail to write the
+    .pyc) on every start, as it did while the copy had the mtime of the copying."""
+    if not host_sitecustomize_from_etc():
+        pytest.skip("the host's python3 has no compiled sitecustomize.py in /etc")
+    result = run("#!/bin/bash\npython3 -v -c pass 2>&1 | grep sitecustomize >&2\n")
+    assert "bytecode is stale" not in result.stderr, result.stderr
+    assert "code object from '/usr/lib/python3" in result.stderr, result.stderr
+
+
 @pytest.fixture
 def host_etc_entry() -> Iterator[Path]:
     """A scratch entry in the host's /etc (removed afterwards)."""
