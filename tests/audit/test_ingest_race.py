@@ -29,8 +29,14 @@ def test_a_key_committed_by_a_concurrent_writer_mid_batch_is_counted_as_duplicat
         "interception_point, mode, decision, outcome, reason, resolved_by, decided_hook, "
         "input_identity, enforced_identity, timestamp, received_at, hook_ids, tool_name, "
         "framework, revision, raw) VALUES (%s, '', %s, %s, 'input', 'enforce', 'allow', "
-        "'allowed', '', '', '', '', '', now(), now(), '{}', '', '', '', %s::jsonb)",
-        [sre.agent.pk, first["session_id"], first["sequence"], json.dumps(first)],
+        "'allowed', '', '', '', '', '', %s, now(), '{}', '', '', '', %s::jsonb)",
+        [
+            sre.agent.pk,
+            first["session_id"],
+            first["sequence"],
+            first["timestamp"],  # the same record: the same key, its timestamp included
+            json.dumps(first),
+        ],
     )
     committer = threading.Timer(0.5, other.commit)
     committer.start()
