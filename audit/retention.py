@@ -141,6 +141,9 @@ def _drop_partition(
         cursor.execute(
             "SELECT set_config('lock_timeout', %s, true)", [str(partitions.DDL_LOCK_TIMEOUT_MS)]
         )
+        # Deferred foreign-key checks of rows written earlier in this transaction fire
+        # now: PostgreSQL refuses to drop a table with pending trigger events.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         # No record lands in the month while it is checked and dropped.
         cursor.execute(f"LOCK TABLE {connection.ops.quote_name(partition.name)} IN SHARE MODE")
         stats = partitions.partition_stats(cursor, partition)
