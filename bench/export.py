@@ -105,6 +105,7 @@ def main() -> None:
     parser.add_argument(
         "--filter", default="", help="Export only these records (a query string: agent=…)."
     )
+    parser.add_argument("--port", type=int, default=18750, help="The daphne's port (free).")
     args = parser.parse_args()
     filters = dict(parse_qsl(args.filter))
     setup_django()
@@ -114,7 +115,7 @@ def main() -> None:
     total = InterceptionRecord.objects.count()
     print(f"stored rows: {total}, filter: {args.filter or '(none)'}")
     token = bench_auditor()
-    port = 18750
+    port = args.port
     procs = start_daphne([port])
     try:
         endpoint(port, token, procs[0].pid, args.filter)  # warm-up (also the page cache)
