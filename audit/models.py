@@ -155,8 +155,11 @@ class InterceptionRecord(models.Model):
         ordering = ["-timestamp", "-id"]
         constraints = [
             # Idempotency key; session_id first so it also serves session lookups.
+            # `timestamp` is in it because on PostgreSQL the table is partitioned by it
+            # (a unique index must hold the partition key); ingest keeps replays exact
+            # for records without a timestamp of their own (audit.services).
             models.UniqueConstraint(
-                fields=["session_id", "sequence", "agent"], name="record_unique_session_seq"
+                fields=["session_id", "sequence", "agent", "timestamp"], name="record_unique_key"
             )
         ]
         # PostgreSQL-only indexes (GIN on hook_ids, BRIN on timestamp) are created by
@@ -182,8 +185,15 @@ class RecordSeal(models.Model):
     `audit.chain.record_digest_input`.
     """
 
+    # No database-level foreign key: on PostgreSQL the record table is partitioned and
+    # `id` alone is not a unique key there (migration 0008). Verification reports a seal
+    # whose record is gone as "deleted"; retention removes both in one transaction.
     record = models.OneToOneField(
-        InterceptionRecord, on_delete=models.CASCADE, primary_key=True, related_name="seal"
+        InterceptionRecord,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="seal",
+        db_constraint=False,
     )
     agent = models.ForeignKey(
         "agents.Agent", on_delete=models.PROTECT, related_name="+", db_index=False

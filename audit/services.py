@@ -10,7 +10,6 @@ import datetime as dt
 import functools
 import json
 from dataclasses import dataclass
-from itertools import takewhile
 from typing import Any
 
 import orjson
@@ -23,15 +22,15 @@ from agents.models import Agent
 from audit.chain import chain_schedule_seal
 from audit.dead_letters import DeadLetterRow
 from audit.models import (
-    ChainHead,
     DeadLetterReport,
     InterceptionRecord,
     RecordExport,
-    RecordSeal,
     RecordSealPending,
 )
+from audit.partitions import untimed_replays_dropped
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
 from audit.record_rows import RecordRow, row_key
+from audit.retention import records_purge  # noqa: F401 - retention's entry point, re-exported
 from console import embedded
 from console.actors import Actor, actor_label, actor_user
 from console.errors import Unavailable
@@ -73,7 +72,7 @@ def _pg_insert_sql() -> str:
         f"WITH b({names}) AS (SELECT * FROM unnest({arrays})), "  # noqa: S608 - fixed names
         f"ins AS (INSERT INTO audit_interceptionrecord (agent_id, received_at, {names}) "
         f"SELECT %s, %s, {selects} FROM b "
-        "ON CONFLICT (session_id, sequence, agent_id) DO NOTHING RETURNING id) "
+        "ON CONFLICT (session_id, sequence, agent_id, timestamp) DO NOTHING RETURNING id) "
         "INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
         "SELECT %s, jsonb_agg(id ORDER BY id), %s FROM ins HAVING count(*) > 0 "
         "RETURNING jsonb_array_length(record_ids)"
@@ -214,7 +213,8 @@ def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) 
     try:
         with transaction.atomic():
             if embedded.database_is_postgresql():
-                accepted = _store_postgresql(agent, batch, now)
+                batch = untimed_replays_dropped(agent.pk, batch)
+                accepted = _store_postgresql(agent, batch, now) if batch else 0
             else:
                 accepted = _store_portable(agent, batch, now)
             if accepted:
@@ -275,68 +275,6 @@ def dead_letters_report(
             },
         )
     return IngestResult(accepted=len(fresh), duplicates=len(reports) - len(fresh))
-
-
-PURGE_BATCH = 5000
-PURGE_BATCHES_PER_RUN = 100
-
-
-def _delete_by_ids(model: Any, column: str, ids: list[int]) -> None:
-    table = connection.ops.quote_name(model._meta.db_table)
-    marks = ", ".join(["%s"] * len(ids))
-    with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", ids)  # noqa: S608
-
-
-@transaction.atomic
-def _purge_agent(*, actor: Actor | None, agent: Agent, before: dt.datetime, batch_size: int) -> int:
-    head = ChainHead.objects.select_for_update().get(agent=agent)
-    purged = 0
-    for _ in range(PURGE_BATCHES_PER_RUN):
-        seals = list(
-            RecordSeal.objects.filter(agent=agent, chain_seq__gt=head.base_seq)
-            .order_by("chain_seq")
-            .values("record_id", "chain_seq", "chain_hash", "record__timestamp")[:batch_size]
-        )
-        # Only a prefix of the chain goes, so what remains still verifies from base_*.
-        prefix = list(takewhile(lambda seal: seal["record__timestamp"] < before, seals))
-        if not prefix:
-            break
-        ids = [seal["record_id"] for seal in prefix]
-        _delete_by_ids(RecordSeal, "record_id", ids)
-        _delete_by_ids(InterceptionRecord, "id", ids)
-        head.base_seq, head.base_hash = prefix[-1]["chain_seq"], prefix[-1]["chain_hash"]
-        purged += len(prefix)
-        if len(prefix) < len(seals) or len(seals) < batch_size:
-            break
-    if purged:
-        head.purged += purged
-        head.save(update_fields=["base_seq", "base_hash", "purged", "updated_at"])
-        governance_event_record(
-            actor=actor,
-            action=GovernanceAction.RECORDS_PURGED,
-            summary=f"Purged {purged} records of {agent.slug} older than {before:%Y-%m-%d %H:%M} UTC",
-            agent=agent,
-            after={
-                "before": before.isoformat(),
-                "purged": purged,
-                "chain_base_seq": head.base_seq,
-                "chain_base_hash": head.base_hash,
-            },
-        )
-    return purged
-
-
-def records_purge(
-    *, actor: Actor | None, before: dt.datetime, batch_size: int = PURGE_BATCH
-) -> int:
-    """Delete sealed records with timestamp < `before`, oldest chain positions first, and
-    move each agent's chain checkpoint past them. Unsealed records wait for their seal; a
-    record stays while an older-positioned one in its chain is still kept."""
-    total = 0
-    for agent in Agent.objects.filter(pk__in=ChainHead.objects.values("agent_id")):
-        total += _purge_agent(actor=actor, agent=agent, before=before, batch_size=batch_size)
-    return total
 
 
 @transaction.atomic

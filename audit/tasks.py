@@ -3,13 +3,11 @@ enforcing retention."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from audit import chain, services, verification
+from audit import chain, partitions, retention, verification
 
 
 @shared_task(name="audit.tasks.records_seal_chain", ignore_result=True)
@@ -22,10 +20,17 @@ def records_seal_chain(agent_id: int | None = None) -> int:
 
 @shared_task(name="audit.tasks.records_purge_expired", ignore_result=True)
 def records_purge_expired() -> int:
-    """Delete records older than CONSOLE_RECORD_RETENTION_DAYS (one governance event per
-    agent and run)."""
-    cutoff = timezone.now() - timedelta(days=settings.CONSOLE_RECORD_RETENTION_DAYS)
-    return services.records_purge(actor=None, before=cutoff)
+    """Remove records older than CONSOLE_RECORD_RETENTION_DAYS (a governance event per
+    agent and run, and per dropped partition). With monthly partitions (PostgreSQL) only
+    whole months past the cutoff go (audit.retention.purge_cutoff)."""
+    cutoff = retention.purge_cutoff(timezone.now(), settings.CONSOLE_RECORD_RETENTION_DAYS)
+    return retention.records_purge(actor=None, before=cutoff)
+
+
+@shared_task(name="audit.tasks.records_partitions_ensure", ignore_result=True)
+def records_partitions_ensure() -> list[str]:
+    """Create the coming months' record partitions (PostgreSQL; nothing elsewhere)."""
+    return partitions.partitions_ensure()
 
 
 @shared_task(name="audit.tasks.records_verify_chain", ignore_result=True)

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -46,7 +47,7 @@ def ensure_rows(count: int) -> None:
     print(f"seeded {count - have} rows in {seconds:.0f}s")
 
 
-def copy_baseline() -> tuple[int, float]:
+def copy_baseline(filters: dict[str, str]) -> tuple[int, float]:
     import psycopg
     from django.contrib.auth.models import User
 
@@ -54,7 +55,7 @@ def copy_baseline() -> tuple[int, float]:
     from audit.selectors import records_filter
 
     user = User.objects.get(username="bench-auditor")
-    qs = records_filter({}, user=user)
+    qs = records_filter(filters, user=user)
     with psycopg.connect(psycopg_conninfo()) as conn:
         statement = export.copy_statement(qs, "csv", conn)
         began = time.perf_counter()
@@ -65,7 +66,7 @@ def copy_baseline() -> tuple[int, float]:
         return lines, time.perf_counter() - began
 
 
-def endpoint(port: int, token: str, pid: int) -> tuple[int, float, int, int]:
+def endpoint(port: int, token: str, pid: int, query: str) -> tuple[int, float, int, int]:
     import httpx
 
     baseline = rss_bytes(pid)
@@ -83,7 +84,9 @@ def endpoint(port: int, token: str, pid: int) -> tuple[int, float, int, int]:
     lines = 0
     began = time.perf_counter()
     headers = {"Authorization": f"Bearer {token}"}
-    url = f"http://127.0.0.1:{port}/api/v1/records/export?format=csv"
+    url = f"http://127.0.0.1:{port}/api/v1/records/export?format=csv" + (
+        f"&{query}" if query else ""
+    )
     with httpx.stream("GET", url, headers=headers, timeout=600) as response:
         assert response.status_code == 200, response.read()[:300]
         for chunk in response.iter_bytes():
@@ -100,22 +103,27 @@ def main() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument(
+        "--filter", default="", help="Export only these records (a query string: agent=…)."
+    )
     args = parser.parse_args()
+    filters = dict(parse_qsl(args.filter))
     setup_django()
     from audit.models import InterceptionRecord
 
     ensure_rows(args.records)
     total = InterceptionRecord.objects.count()
+    print(f"stored rows: {total}, filter: {args.filter or '(none)'}")
     token = bench_auditor()
     [port] = free_ports(1)
     procs = start_daphne([port])
     try:
-        endpoint(port, token, procs[0].pid)  # warm-up pass (also warms the page cache)
-        rows, seconds, rss_before, rss_peak = endpoint(port, token, procs[0].pid)
+        endpoint(port, token, procs[0].pid, args.filter)  # warm-up (also the page cache)
+        rows, seconds, rss_before, rss_peak = endpoint(port, token, procs[0].pid, args.filter)
     finally:
         stop(procs)
-    copy_rows, copy_seconds = copy_baseline()
-    assert rows == total == copy_rows, (rows, total, copy_rows)
+    copy_rows, copy_seconds = copy_baseline(filters)
+    assert rows == copy_rows and (filters or rows == total), (rows, total, copy_rows)
     rate, copy_rate = rows / seconds, copy_rows / copy_seconds
     growth = (rss_peak - rss_before) / 2**20
     print(f"rows: {rows}")

@@ -55,7 +55,9 @@ def seed(target: int, budget: float) -> None:
             "SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(%s)",
             [list(SECONDARY)],
         )
-        definitions = cursor.fetchall()
+        # A partitioned table lists its indexes as "ON ONLY <parent>": recreate them on
+        # the parent and every partition.
+        definitions = [(n, d.replace(" ON ONLY ", " ON ")) for n, d in cursor.fetchall()]
         for name, _definition in definitions:
             cursor.execute(f"DROP INDEX {name}")
     began = time.perf_counter()

@@ -275,6 +275,8 @@ SPECTACULAR_SETTINGS = {
 CONSOLE_DEFAULT_ESCALATION_SECONDS = env_int("CONSOLE_DEFAULT_ESCALATION_SECONDS", 600, minimum=1)
 CONSOLE_ESCALATION_PURGE_DAYS = env_int("CONSOLE_ESCALATION_PURGE_DAYS", 7, minimum=0)
 CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, minimum=1)
+# PostgreSQL: monthly record partitions are created this many months ahead (audit.partitions).
+CONSOLE_RECORD_PARTITIONS_AHEAD = env_int("CONSOLE_RECORD_PARTITIONS_AHEAD", 3, minimum=1)
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
 # Webhooks go only to public addresses unless this is set (console.outbound).
 CONSOLE_WEBHOOK_ALLOW_PRIVATE = env_bool("CONSOLE_WEBHOOK_ALLOW_PRIVATE", False)
@@ -303,6 +305,10 @@ CELERY_BEAT_SCHEDULE = {
     "audit-records-purge-expired": {
         "task": "audit.tasks.records_purge_expired",
         "schedule": 3600.0,
+    },
+    "audit-records-partitions": {
+        "task": "audit.tasks.records_partitions_ensure",
+        "schedule": 86400.0,
     },
     "approvals-expire-overdue": {
         "task": "approvals.tasks.escalation_expire_overdue",

@@ -12,6 +12,8 @@ from django.utils import timezone
 
 from audit.chain import chain_seal, chain_verify
 from audit.models import ChainHead, InterceptionRecord
+from audit.partitions import is_partitioned
+from audit.retention import purge_cutoff
 from audit.services import records_purge
 from audit.tasks import records_purge_expired
 from console.governance.models import GovernanceEvent
@@ -46,10 +48,21 @@ def history(client, sre, settings) -> dict[str, dt.datetime]:
 
 def test_periodic_task_purges_records_past_the_retention_setting(sre, history, settings):
     settings.CONSOLE_RECORD_RETENTION_DAYS = 400
-    assert records_purge_expired() == 11
+    cutoff = purge_cutoff(timezone.now(), 400)
+    due = InterceptionRecord.objects.filter(agent=sre.agent, timestamp__lt=cutoff).count()
+    # SQLite: the exact cutoff; partitioned PostgreSQL: the first instant of its month.
+    assert due == (11 if cutoff > history["old"] else 6)
+    assert records_purge_expired() == due
     left = InterceptionRecord.objects.filter(agent=sre.agent)
-    assert left.count() == 5
-    assert all(record.timestamp > history["old"] for record in left)
+    assert left.count() == 16 - due
+    assert all(record.timestamp >= cutoff for record in left)
+
+
+def test_the_periodic_cutoff_keeps_whole_months_only_when_partitioned():
+    now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+    cutoff = purge_cutoff(now, 400)
+    exact = now - dt.timedelta(days=400)
+    assert cutoff == (dt.datetime(2025, 10, 1, tzinfo=dt.UTC) if is_partitioned() else exact)
 
 
 def test_purge_writes_a_governance_event_and_moves_the_chain_checkpoint(sre, history):
