@@ -24,12 +24,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from agents.governance_changes import changes_summary, diff_of_changes
-from agents.selectors import hook_names
+from agents.selectors import hook_refs
 from audit import dashboard, forms, selectors, timeline
 from audit.models import InterceptionRecord
 from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
-from console.roles import Role
+from console.roles import Role, is_admin
 from console.web import HtmxHttpRequest, render_page, role_required
 
 
@@ -54,6 +54,12 @@ def _verdict_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
         }
         for item in items
     ]
+
+
+def _hooks_of(request: HtmxHttpRequest, keys: Iterable[str]) -> dict[str, Any]:
+    """The hooks a page's records name, resolved in one query (`hook_names`: key → HookRef),
+    and whether their names link to the hook pages (admins) or to their records."""
+    return {"hook_names": hook_refs(keys), "hook_pages": is_admin(request.user)}
 
 
 def _event_rows(events: Iterable[GovernanceEvent]) -> list[dict[str, Any]]:
@@ -114,7 +120,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         "exports": forms.export_links(filters),
         "described": selectors.describe_filters(filters),
         "quick_ranges": forms.quick_ranges(request.path, filters),
-        "hook_names": hook_names(key for record in page.items for key in record.hook_ids),
+        **_hooks_of(request, (key for record in page.items for key in record.hook_ids)),
     }
     push_url = forms.query_url(request.path, filters, cursor=cursor)
     return render_page(
@@ -141,7 +147,7 @@ def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "seal": seal,
         "verdict": record.raw.get("verdict") or {},
         "verdicts": _verdict_rows(record),
-        "hook_names": hook_names([record.decided_hook]),
+        **_hooks_of(request, [record.decided_hook, *record.hook_ids]),
         "raw_json": _pretty_json(record.raw),
     }
     return render(request, "audit/record_detail.html", context)
@@ -154,15 +160,21 @@ def session_timeline(request: HtmxHttpRequest, session_id: str) -> HttpResponse:
     qs = selectors.session_records(request.user, session_id, agent_slug=agent_slug)
     session = timeline.build_timeline(qs, session_id=session_id, agent_slug=agent_slug)
     keys = [
-        entry["record"].decided_hook if entry["kind"] == "record" else entry["escalation"].hook_key
+        key
         for entry in session.entries
-        if entry["kind"] in ("record", "approval")
+        for key in (
+            [entry["record"].decided_hook, *entry["record"].hook_ids]
+            if entry["kind"] == "record"
+            else [entry["escalation"].hook_key]
+            if entry["kind"] == "approval"
+            else []
+        )
     ]
     context = {
         "audit_tab": "sessions",
         "session_id": session_id,
         "timeline": session,
-        "hook_names": hook_names(keys),
+        **_hooks_of(request, keys),
     }
     return render(request, "audit/session.html", context, status=200)
 
