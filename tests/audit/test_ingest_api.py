@@ -76,7 +76,10 @@ def test_derived_columns_come_from_the_record_and_meta(client, sre, session_item
     # Stored as posted, but for the hook's message: hk_guard0001 did not opt in to record
     # its reason, so the console strips it (docs/audit-storage.md, "Recorded reasons").
     assert posted["verdict"].get("message")
-    assert rm.raw == {**posted, "verdict": {k: v for k, v in posted["verdict"].items() if k != "message"}}
+    assert rm.raw == {
+        **posted,
+        "verdict": {k: v for k, v in posted["verdict"].items() if k != "message"},
+    }
     assert rm.timestamp.isoformat().startswith(rm.raw["timestamp"][:19])
 
 
