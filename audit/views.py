@@ -31,6 +31,7 @@ from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
 from console.roles import Role, is_admin
 from console.web import HtmxHttpRequest, render_page, role_required
+from console_client.reasons import message_owners
 
 
 def _pretty_json(value: Any) -> str:
@@ -53,6 +54,17 @@ def _verdict_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
             "hook_url": forms.search_url(hook=item.get("name")) if item.get("name") else "",
         }
         for item in items
+    ]
+
+
+def _warning_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
+    """The verdict's warnings, each with the hook it came from (console_client.reasons)."""
+    warnings = (record.raw.get("verdict") or {}).get("warnings") or []
+    _decided, owners = message_owners(record.raw)
+    return [
+        {"reason": w.get("reason") or "", "message": w.get("message") or "", "hook": owner or ""}
+        for w, owner in zip(warnings, owners, strict=False)
+        if isinstance(w, dict)
     ]
 
 
@@ -147,6 +159,7 @@ def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "seal": seal,
         "verdict": record.raw.get("verdict") or {},
         "verdicts": _verdict_rows(record),
+        "warnings": _warning_rows(record),
         **_hooks_of(request, [record.decided_hook, *record.hook_ids]),
         "raw_json": _pretty_json(record.raw),
     }

@@ -86,7 +86,7 @@ def keep_reasons(wire: dict[str, Any], opted_in: Collection[str]) -> dict[str, A
         return wire
     verdict_owner, warning_owners = message_owners(wire) if opted_in else (None, [])
     kept = dict(verdict)
-    if verdict_owner not in opted_in or verdict_owner is None:
+    if verdict_owner is None or verdict_owner not in opted_in:
         kept.pop("message", None)
     if warnings:
         owners = warning_owners or [None] * len(warnings)

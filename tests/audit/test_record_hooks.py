@@ -146,9 +146,11 @@ def test_a_deleted_hook_shows_its_key_its_last_name_and_deleted(auditor_client, 
     hook = _hook(sre.agent, "short lived")
     _post(sre, _denied(0, hook.key))
     agent_services.hook_delete(actor=None, hook=hook)
-    refs = hook_refs([hook.key, "hk_000000000000"])
+    refs = hook_refs([hook.key, "hk_000000000000", "console-base"])
     assert refs[hook.key].deleted and refs[hook.key].name == "short lived"
     assert refs["hk_000000000000"].deleted and refs["hk_000000000000"].name == "hk_000000000000"
+    # The declaration's base binding is no hook: never "deleted".
+    assert refs["console-base"].builtin and not refs["console-base"].deleted
     body = auditor_client.get("/audit/").content.decode()
     assert hook.key in body and "deleted" in body and "short lived" in body
 
@@ -188,3 +190,25 @@ def test_hooks_of_a_page_are_resolved_in_a_fixed_number_of_queries(auditor_clien
     hooks = [_hook(sre.agent, f"guard {n}", description=f"d{n}") for n in range(1, 8)]
     _post(sre, *(_denied(n + 1, h.key) for n, h in enumerate(hooks)))
     assert queries() == few
+
+
+@pytest.mark.django_db
+def test_a_warning_names_the_hook_it_came_from(auditor_client, sre):
+    hook = _hook(sre.agent, "stop marker", record_reason=True)
+    warned = record_item(
+        session_id="s1",
+        sequence=0,
+        point="output",
+        at=timezone.now(),
+        outcome="warned",
+        hooks=(hook.key,),
+        reason="console:stop_rejected",
+        message="end with Task complete",
+    )
+    _post(sre, warned)
+    record = InterceptionRecord.objects.get(agent=sre.agent)
+    assert record.recorded_reasons == [(hook.key, "end with Task complete")]
+    body = auditor_client.get(f"/audit/records/{record.pk}/").content.decode()
+    warnings = body.split("<dt>Warnings</dt>")[1].split("</dd>")[0]
+    assert "console:stop_rejected" in warnings and "stop marker" in warnings
+    assert "end with Task complete" in warnings
