@@ -344,7 +344,7 @@ class HookRef:
     record_reason: bool = False
     record_reason_by: str = ""
     deleted: bool = False
-    # Not a hook of the console (no `hk_…` key): the declaration's base binding, or an
+    # Not a hook of the console (no `hk_` key): the declaration's base binding, or an
     # interceptor another host named.
     builtin: bool = False
 
@@ -353,8 +353,7 @@ class HookRef:
 
 
 # How governance summaries name a hook (agents.revisions.hook_label): “name” (hk_…).
-_HOOK_KEY = re.compile(r"^hk_[0-9a-f]+$")
-_LABELLED_KEY = re.compile(r"\u201c([^\u201d]*)\u201d \((hk_[0-9a-f]+)\)")
+_LABELLED_KEY = re.compile(r"\u201c([^\u201d]*)\u201d \((hk_[A-Za-z0-9]+)\)")
 
 
 def hook_refs(keys: Any) -> dict[str, HookRef]:
@@ -378,7 +377,7 @@ def hook_refs(keys: Any) -> dict[str, HookRef]:
         for hook in rows
     }
     for key in wanted - found.keys():
-        if not _HOOK_KEY.match(key):
+        if not key.startswith("hk_"):
             found[key] = HookRef(key=key, name=key, builtin=True)
     gone = sorted(wanted - found.keys())
     if gone:

@@ -24,12 +24,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from agents.governance_changes import changes_summary, diff_of_changes
-from agents.selectors import hook_refs
 from audit import dashboard, forms, selectors, timeline
+from audit.hook_records import hooks_shown
 from audit.models import InterceptionRecord
 from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
-from console.roles import Role, is_admin
+from console.roles import Role
 from console.web import HtmxHttpRequest, render_page, role_required
 from console_client.reasons import message_owners
 
@@ -66,12 +66,6 @@ def _warning_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
         for w, owner in zip(warnings, owners, strict=False)
         if isinstance(w, dict)
     ]
-
-
-def _hooks_of(request: HtmxHttpRequest, keys: Iterable[str]) -> dict[str, Any]:
-    """The hooks a page's records name, resolved in one query (`hook_names`: key → HookRef),
-    and whether their names link to the hook pages (admins) or to their records."""
-    return {"hook_names": hook_refs(keys), "hook_pages": is_admin(request.user)}
 
 
 def _event_rows(events: Iterable[GovernanceEvent]) -> list[dict[str, Any]]:
@@ -132,7 +126,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         "exports": forms.export_links(filters),
         "described": selectors.describe_filters(filters),
         "quick_ranges": forms.quick_ranges(request.path, filters),
-        **_hooks_of(request, (key for record in page.items for key in record.hook_ids)),
+        **hooks_shown(request.user, (key for record in page.items for key in record.hook_ids)),
     }
     push_url = forms.query_url(request.path, filters, cursor=cursor)
     return render_page(
@@ -160,7 +154,7 @@ def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "verdict": record.raw.get("verdict") or {},
         "verdicts": _verdict_rows(record),
         "warnings": _warning_rows(record),
-        **_hooks_of(request, [record.decided_hook, *record.hook_ids]),
+        **hooks_shown(request.user, [record.decided_hook, *record.hook_ids]),
         "raw_json": _pretty_json(record.raw),
     }
     return render(request, "audit/record_detail.html", context)
@@ -187,7 +181,7 @@ def session_timeline(request: HtmxHttpRequest, session_id: str) -> HttpResponse:
         "audit_tab": "sessions",
         "session_id": session_id,
         "timeline": session,
-        **_hooks_of(request, keys),
+        **hooks_shown(request.user, keys),
     }
     return render(request, "audit/session.html", context, status=200)
 
