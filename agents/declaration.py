@@ -71,7 +71,14 @@ def _binding(hook: Hook) -> dict[str, Any]:
         "kind": KIND_BY_TYPE[hook_type],
         # The hook's mode travels in its kind-specific config (the schema's extension point
         # per binding); console_client.evaluation reads it.
-        "config": {**hook.definition, "mode": hook.mode, "name": hook.name},
+        # `recordReason` (only when on) tells console_client to keep this hook's own reason
+        # text in its records (console_client.reasons).
+        "config": {
+            **hook.definition,
+            "mode": hook.mode,
+            "name": hook.name,
+            **({"recordReason": True} if hook.record_reason else {}),
+        },
         "at": [POINT_BY_EVENT[hook.event]],
         "timeout_ms": timeout_ms,
     }

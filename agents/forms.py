@@ -121,6 +121,13 @@ class HookForm(ProblemsForm):
         help_text="Shadow runs the hook and records what it would have blocked or escalated, "
         "but never acts: roll a new hook out in shadow first and watch its page.",
     )
+    recordReason = forms.BooleanField(
+        required=False,
+        label="Record its reason",
+        help_text="Payload trade-off: records keep this hook's own reason text (at most 256 "
+        "bytes), shown to auditors. A reason may quote the payload (a command, a file, an "
+        "answer) that records otherwise never hold. Off by default.",
+    )
     event = forms.CharField(widget=_select([(e, e) for e in EVENTS]))
     type = forms.CharField(
         initial="prompt",
@@ -210,6 +217,7 @@ class HookForm(ProblemsForm):
         ),
         "expiresIn": _APPROVAL,
         "approvalsRequired": _APPROVAL,
+        "recordReason": FieldScope(types=_JUDGED, hint="Prompt and command hooks only."),
     }
 
     def __init__(self, *args: Any, hook: Hook | None = None, **kwargs: Any) -> None:
@@ -247,6 +255,7 @@ class HookForm(ProblemsForm):
             "name": hook.name,
             "description": hook.description,
             "mode": hook.run_mode,
+            "recordReason": hook.record_reason,
         }
         model = initial.get("model")
         if model and model not in MODEL_TIERS:
@@ -270,6 +279,8 @@ class HookForm(ProblemsForm):
         mode = data.get("mode") or "enforce"
         raw["enabled"] = mode != "disabled"
         raw["mode"] = self.kept_mode if mode == "disabled" else mode
+        if data.get("recordReason"):
+            raw["recordReason"] = True
         data["raw"] = raw
         return data
 

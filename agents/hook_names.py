@@ -3,7 +3,9 @@ case-insensitively), an optional `description` and a `mode` (enforce or shadow).
 
 Pure functions over plain values, used by `agents.validation` (documents and forms), the
 services (names already taken in a scope) and the data migration that named existing hooks.
-A document that omits a name gets one derived from the event and matcher ("PreToolUse
+`recordReason: true` (off by default) opts the hook in to having its own reason text kept
+in the records (docs/audit-storage.md, "Recorded reasons"): a console-side identity key like
+`mode`, never part of the hook's options. A document that omits a name gets one derived from the event and matcher ("PreToolUse
 restart_service"), made unique in the scope with a number ("… 2").
 """
 
@@ -19,7 +21,7 @@ DESCRIPTION_MAX_CHARS = 1000
 HOOK_MODES = ("enforce", "shadow")
 # Keys of a hook object that are not its options: they never reach `definition`.
 # `enabled: false` keeps a hook without running it.
-IDENTITY_KEYS = frozenset({"name", "description", "mode", "enabled"})
+IDENTITY_KEYS = frozenset({"name", "description", "mode", "enabled", "recordReason"})
 MODE_DEFAULT = "enforce"
 # A name that looks like a hook key would make `hook=` filters ambiguous.
 KEY_LIKE_RE = re.compile(r"^hk_[0-9a-f]+$", re.IGNORECASE)
@@ -63,6 +65,8 @@ def check_identity(raw: dict[str, Any], base: str, problems: _Problems) -> None:
             )
     if "enabled" in raw and not isinstance(raw["enabled"], bool):
         problems.error(f"{base}/enabled", "enabled must be true or false.")
+    if "recordReason" in raw and not isinstance(raw["recordReason"], bool):
+        problems.error(f"{base}/recordReason", "recordReason must be true or false.")
     if "mode" in raw and raw["mode"] not in HOOK_MODES:
         problems.error(
             f"{base}/mode",
@@ -86,10 +90,12 @@ def name_problem(value: Any) -> str | None:
 
 
 def identity_fields(raw: dict[str, Any]) -> dict[str, Any]:
-    """name ("" when absent: filled in later), description, mode and enabled of a valid hook."""
+    """name ("" when absent: filled in later), description, mode, enabled and recordReason of
+    a valid hook."""
     name, description = raw.get("name"), raw.get("description")
     return {
         "enabled": raw.get("enabled", True),
+        "record_reason": raw.get("recordReason", False),
         "name": name.strip() if isinstance(name, str) else "",
         "description": description.strip() if isinstance(description, str) else "",
         "mode": raw.get("mode", MODE_DEFAULT),

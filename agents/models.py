@@ -104,6 +104,11 @@ class Hook(models.Model):
     position = models.PositiveIntegerField(default=0)
     enabled = models.BooleanField(default=True)
     mode = models.CharField(max_length=16, choices=HookMode.choices, default=HookMode.ENFORCE)
+    # Opt-in: the records keep this hook's own reason text (bounded by the SDK to 256 bytes),
+    # a payload trade-off an admin makes per hook (docs/audit-storage.md). Off by default.
+    record_reason = models.BooleanField(default=False)
+    # Who turned record_reason on last (kept when it is turned off: old records still say).
+    record_reason_by = models.CharField(max_length=150, blank=True, default="")
     definition = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

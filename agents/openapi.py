@@ -82,6 +82,12 @@ class HookSerializer(serializers.Serializer[Any]):
         min_value=APPROVALS_MIN, max_value=APPROVALS_MAX, required=False
     )
     enabled = serializers.BooleanField(required=False, help_text="false: kept, not run.")
+    recordReason = serializers.BooleanField(
+        required=False,
+        help_text="Opt-in (default false; written only when true): records keep this hook's own "
+        "reason text (at most 256 bytes), shown to auditors. A payload trade-off: the reason may "
+        "quote the payload. Prompt and command hooks.",
+    )
 
 
 class StoredHookSerializer(HookSerializer):

@@ -94,13 +94,17 @@ def refuse_past_custom_agent_limit(agent: Agent, at: str) -> None:
         raise InvalidInput("Too many custom agents.", fields={at: [message]})
 
 
-def replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[HookInput]) -> None:
+def replace_hooks(
+    agent: Agent, custom_agent: CustomAgent | None, hooks: list[HookInput], *, actor: str = ""
+) -> None:
     """Replace a scope's hooks (named: `validate_hooks_map` fills names). A hook keeps its
     stable key when a hook of the same event had its name, else its slot (event, index),
-    so records stay attributed to the hook across renames and reorders."""
+    so records stay attributed to the hook across renames and reorders. A hook that records
+    its reason keeps who opted it in; one newly opted in is opted in by `actor`."""
     existing = list(
         Hook.objects.filter(agent=agent, custom_agent=custom_agent).order_by("event", "position")
     )
+    opted_in_by = {hook.key: hook.record_reason_by for hook in existing if hook.record_reason}
     keys_by_name = {(hook.event, hook.name.lower()): hook.key for hook in existing}
     keys_by_slot: dict[tuple[str, int], str] = {}
     counters: dict[str, int] = {}
@@ -124,6 +128,7 @@ def replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[Ho
             name=item.name,
             description=item.description,
             mode=item.mode,
+            record_reason=item.record_reason,
         )
         row.key = keys_by_name.get((item.event, item.name.lower()), "")
         rows.append(row)
@@ -134,11 +139,13 @@ def replace_hooks(agent: Agent, custom_agent: CustomAgent | None, hooks: list[Ho
             row.key = slot_key
             used.add(slot_key)
         row.key = row.key or new_hook_key()
+        if row.record_reason:
+            row.record_reason_by = opted_in_by.get(row.key) or actor
     Hook.objects.bulk_create(rows)
 
 
 def write_custom_agent(
-    agent: Agent, name: str, parsed: CustomAgentDocument, *, at: str
+    agent: Agent, name: str, parsed: CustomAgentDocument, actor: str, *, at: str
 ) -> tuple[CustomAgent, bool]:
     """Create or update custom agent `name` as `parsed` says (settings and hooks); a new one
     past the limit is refused on `at`. Call with the agent lock held."""
@@ -151,7 +158,7 @@ def write_custom_agent(
     custom_agent.handoff_description = parsed.handoff_description
     custom_agent.enable_vanilla_mode = parsed.enable_vanilla_mode
     custom_agent.save(update_fields=["instructions", "handoff_description", "enable_vanilla_mode"])
-    replace_hooks(agent, custom_agent, parsed.hooks)
+    replace_hooks(agent, custom_agent, parsed.hooks, actor=actor)
     return custom_agent, created
 
 
@@ -169,6 +176,16 @@ def named_in_scope(
     if problems.errors:
         raise problems.refusal("The hook's name is taken.")
     return with_names([hook_input], taken)[0]
+
+
+HOOK_IDENTITY_FIELDS = ("name", "description", "mode", "record_reason", "record_reason_by")
+
+
+def set_record_reason(hook: Hook, wanted: bool, actor: str) -> None:
+    """Opt the hook in to (or out of) recording its reason; turning it on notes who did."""
+    if wanted and not hook.record_reason:
+        hook.record_reason_by = actor
+    hook.record_reason = wanted
 
 
 def hook_label(hook: Hook) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,7 @@ def hook_input(hook: Hook) -> HookInput:
         name=hook.name,
         description=hook.description,
         mode=hook.mode,
+        record_reason=hook.record_reason,
     )
 
 
@@ -320,6 +322,76 @@ def hook_names(keys: Any) -> dict[str, str]:
     if not wanted:
         return {}
     return dict(Hook.objects.filter(key__in=wanted).values_list("key", "name"))
+
+
+def reason_hook_keys(agent: Agent) -> frozenset[str]:
+    """Keys of the agent's hooks (any scope) opted in to "record its reason"."""
+    rows = Hook.objects.filter(agent=agent, record_reason=True).values_list("key", flat=True)
+    return frozenset(rows)
+
+
+@dataclass(frozen=True)
+class HookRef:
+    """What a record shows of a hook it names: the hook now, or what the revision history
+    last said of it once it is deleted (`deleted`; `agent_slug` empty when nothing did)."""
+
+    key: str
+    name: str
+    description: str = ""
+    agent_slug: str = ""
+    custom_agent: str = ""
+    event: str = ""
+    record_reason: bool = False
+    record_reason_by: str = ""
+    deleted: bool = False
+    # Not a hook of the console (no `hk_` key): the declaration's base binding, or an
+    # interceptor another host named.
+    builtin: bool = False
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# How governance summaries name a hook (agents.revisions.hook_label): “name” (hk_…).
+_LABELLED_KEY = re.compile(r"\u201c([^\u201d]*)\u201d \((hk_[A-Za-z0-9]+)\)")
+
+
+def hook_refs(keys: Any) -> dict[str, HookRef]:
+    """The hooks with these keys, in one query (plus one over the revision summaries when
+    some are gone): records keep keys only, a hook is resolved when shown."""
+    wanted = {str(key) for key in keys if key}
+    if not wanted:
+        return {}
+    rows = Hook.objects.filter(key__in=wanted).select_related("agent", "custom_agent")
+    found = {
+        hook.key: HookRef(
+            key=hook.key,
+            name=hook.name,
+            description=hook.description,
+            agent_slug=hook.agent.slug,
+            custom_agent=hook.custom_agent.name if hook.custom_agent else "",
+            event=hook.event,
+            record_reason=hook.record_reason,
+            record_reason_by=hook.record_reason_by,
+        )
+        for hook in rows
+    }
+    for key in wanted - found.keys():
+        if not key.startswith("hk_"):
+            found[key] = HookRef(key=key, name=key, builtin=True)
+    gone = sorted(wanted - found.keys())
+    if gone:
+        named = Q()
+        for key in gone:
+            named |= Q(summary__contains=key)
+        summaries = ConfigRevision.objects.filter(named).order_by("-pk")
+        for summary, slug in summaries.values_list("summary", "agent__slug")[:200]:
+            for name, key in _LABELLED_KEY.findall(summary):
+                if key in wanted and key not in found:
+                    found[key] = HookRef(key=key, name=name, agent_slug=slug, deleted=True)
+        for key in gone:
+            found.setdefault(key, HookRef(key=key, name=key, deleted=True))
+    return found
 
 
 def hook_name_by_key(key_field: str) -> Subquery[Any]:

@@ -15,6 +15,7 @@ from agents.config_review import refuse_if_moved, revision_content, validate_nam
 from agents.governance_changes import settings_changes
 from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook, Mode
 from agents.revisions import (
+    HOOK_IDENTITY_FIELDS,
     hook_label,
     lock_agent,
     lock_hook,
@@ -22,6 +23,7 @@ from agents.revisions import (
     record_change,
     refuse_past_custom_agent_limit,
     replace_hooks,
+    set_record_reason,
     write_custom_agent,
 )
 from agents.validation import (
@@ -162,7 +164,7 @@ def agent_hooks_replace(
         raise problems.refusal()
     with transaction.atomic():
         lock_agent(agent)
-        replace_hooks(agent, None, hooks)
+        replace_hooks(agent, None, hooks, actor=actor_label(actor))
         record_change(
             actor=actor,
             agent=agent,
@@ -198,7 +200,7 @@ def hook_create(
             f"the limit is {HOOKS_PER_EVENT_MAX} per event.",
         )
         raise problems.refusal("Too many hooks.")
-    hook = Hook.objects.create(
+    hook = Hook(
         agent=agent,
         custom_agent=custom_agent,
         event=event,
@@ -209,6 +211,8 @@ def hook_create(
         description=hook_input.description,
         mode=hook_input.mode,
     )
+    set_record_reason(hook, hook_input.record_reason, actor_label(actor))
+    hook.save(force_insert=True)
     record_change(
         actor=actor,
         agent=agent,
@@ -236,7 +240,8 @@ def hook_update(
     hook.name = hook_input.name
     hook.description = hook_input.description
     hook.mode = hook_input.mode
-    hook.save(update_fields=["definition", "enabled", "name", "description", "mode", "updated_at"])
+    set_record_reason(hook, hook_input.record_reason, actor_label(actor))
+    hook.save(update_fields=[*HOOK_IDENTITY_FIELDS, "definition", "enabled", "updated_at"])
     record_change(
         actor=actor,
         agent=hook.agent,
@@ -321,14 +326,13 @@ def custom_agent_put(
     document: Any,
     base_revision: int | None = None,
 ) -> tuple[CustomAgent, bool, dict[str, list[str]]]:
-    """Create or replace a custom agent from its v2 document. Returns (custom agent, created,
-    warnings). With `base_revision` (a reviewed preview) it refuses with BaseRevisionMoved
-    when the custom agent changed since that revision."""
-    parsed = validate_named_document(document, name)
+    """Create or replace a custom agent from its v2 document → (custom agent, created, warnings);
+    with `base_revision` (a reviewed preview) refuses with BaseRevisionMoved if it moved since."""
+    parsed, by = validate_named_document(document, name), actor_label(actor)
     with transaction.atomic():
         lock_agent(agent)
         refuse_if_moved(agent, name, base_revision)
-        custom_agent, created = write_custom_agent(agent, name, parsed, at="/metadata/name")
+        custom_agent, created = write_custom_agent(agent, name, parsed, by, at="/metadata/name")
         record_change(
             actor=actor,
             agent=agent,
@@ -434,16 +438,16 @@ def revision_rollback(
     agent = revision.agent
     lock_agent(agent)
     refuse_if_moved(agent, revision.custom_agent_name, base_revision)
-    content = revision_content(revision)
+    content, by = revision_content(revision), actor_label(actor)
     if revision.scope == ConfigRevision.Scope.AGENT:
-        replace_hooks(agent, None, content.hooks)
+        replace_hooks(agent, None, content.hooks, actor=by)
         if content.mode is not None and agent.mode != content.mode:
             agent.mode = content.mode
             agent.save(update_fields=["mode", "updated_at"])
     elif content.deleted:
         CustomAgent.objects.filter(agent=agent, name=revision.custom_agent_name).delete()
     elif content.document is not None:
-        write_custom_agent(agent, revision.custom_agent_name, content.document, at="/name")
+        write_custom_agent(agent, revision.custom_agent_name, content.document, by, at="/name")
     return record_change(
         actor=actor,
         agent=agent,

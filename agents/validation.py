@@ -65,6 +65,7 @@ ALL_HOOK_KEYS = set().union(*TYPE_KEYS.values())
 KEY_ORDER = (
     "name", "description", "type", "matcher", "prompt", "command", "timeout", "failMode",
     "model", "maxRejections", "expiresIn", "approvalsRequired", "script", "mode", "enabled",
+    "recordReason",
 )  # fmt: skip
 DOCUMENT_KEYS = {"api_version", "kind", "metadata", "spec"}
 METADATA_KEYS = {"name"}
@@ -103,6 +104,7 @@ class HookInput:
     name: str = ""
     description: str = ""
     mode: str = MODE_DEFAULT
+    record_reason: bool = False
 
 
 @dataclass(frozen=True)
@@ -285,6 +287,10 @@ def validate_hook(raw: Any, *, event: str, base: str = "") -> tuple[HookInput | 
                     at, "maxRejections has no effect on command hooks (prompt Stop hooks only)."
                 )
     else:
+        if raw.get("recordReason") is True:
+            problems.warn(
+                f"{base}/recordReason", "recordReason has no effect on approval hooks (no reason)."
+            )
         if "expiresIn" in raw:
             _int_in_range(raw, "expiresIn", EXPIRES_MIN, EXPIRES_MAX, f"{base}/expiresIn", problems)
         if "approvalsRequired" in raw:
@@ -465,6 +471,8 @@ def hooks_document(hooks: list[HookInput]) -> dict[str, list[dict[str, Any]]]:
             item["description"] = hook.description
         if not hook.enabled:
             item["enabled"] = False
+        if hook.record_reason:
+            item["recordReason"] = True
         out.setdefault(hook.event, []).append(order_hook_keys(item))
     return {event: out[event] for event in EVENTS if event in out}
 

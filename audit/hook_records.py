@@ -1,20 +1,33 @@
 """Selectors over the records of one hook: the last hook error of each hook of a scope
 (the agent pages' health strip) and what one hook decided day by day (its hook page). Both
-read the per-hook verdict summaries the records carry, never a payload."""
+read the per-hook verdict summaries the records carry, never a payload. And the hooks a page
+of records names (`hooks_shown`), for the audit pages."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
 
 from agents.models import Agent
+from agents.selectors import hook_refs
 from audit.models import InterceptionRecord, Outcome
 from audit.selectors import records_visible_to
+from console.roles import is_admin
 
 HOOK_ERROR_REASON = "console:hook_error"
+
+
+def hooks_shown(user: Any, keys: Iterable[str]) -> dict[str, Any]:
+    """The hooks a page's records name, resolved in one query (`hook_names`: key → HookRef,
+    agents.selectors.hook_refs), and whether their names link to the hook pages (admins may
+    open them) or to their records."""
+    return {"hook_names": hook_refs(keys), "hook_pages": is_admin(user)}
+
+
 HOOK_ERRORS_SCANNED = 500
 
 

@@ -21,6 +21,7 @@ from django.db.models import Lookup
 
 from agents.models import Mode
 from console import embedded
+from console_client.reasons import recorded_reasons
 
 GENESIS_HASH = "0" * 64
 
@@ -176,6 +177,11 @@ class InterceptionRecord(models.Model):
     @property
     def is_enforced(self) -> bool:
         return self.mode == Mode.ENFORCE
+
+    @property
+    def recorded_reasons(self) -> list[tuple[str, str]]:
+        """(hook key, text) of the reasons kept for hooks opted in to "record its reason"."""
+        return recorded_reasons(self.raw) if isinstance(self.raw, dict) else []
 
 
 class RecordSeal(models.Model):

@@ -6,9 +6,11 @@ of a row are exactly `audit.record_fields.INGEST_COLUMNS`.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Collection
 from typing import Any
 
 from audit.models import Outcome
+from console_client.reasons import keep_reasons
 
 REJECTED_REASONS = frozenset({"reviewer_rejected", "approval_cancelled"})
 EXPIRED_REASONS = frozenset({"approval_expired"})
@@ -120,3 +122,26 @@ def row_from_item(record: dict[str, Any], meta: dict[str, Any] | None) -> Record
         "revision": "" if revision is None else str(revision),
         "raw": record,
     }
+
+
+def _has_message(record: dict[str, Any]) -> bool:
+    verdict = record["verdict"]
+    return "message" in verdict or any(
+        isinstance(w, dict) and "message" in w for w in verdict.get("warnings") or ()
+    )
+
+
+def strip_unopted_reasons(rows: list[RecordRow], opted_in: Callable[[], Collection[str]]) -> int:
+    """Remove every message of a hook that did not opt in to "record its reason" (and every
+    message no hook owns) from the rows' records; `opted_in` (the agent's hook keys that
+    do) is called only when a row carries a message. Returns the rows changed."""
+    carrying = [row for row in rows if _has_message(row["raw"])]
+    if not carrying:
+        return 0
+    keys = opted_in()
+    changed = 0
+    for row in carrying:
+        kept = keep_reasons(row["raw"], keys)
+        if kept != row["raw"]:
+            row["raw"], changed = kept, changed + 1
+    return changed

@@ -19,6 +19,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from agents.models import Agent
+from agents.selectors import reason_hook_keys
 from audit.chain import chain_schedule_seal
 from audit.dead_letters import DeadLetterRow
 from audit.models import (
@@ -29,7 +30,7 @@ from audit.models import (
 )
 from audit.partitions import untimed_replays_dropped
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
-from audit.record_rows import RecordRow, row_key
+from audit.record_rows import RecordRow, row_key, strip_unopted_reasons
 from audit.retention import records_purge  # noqa: F401 - retention's entry point, re-exported
 from console import embedded
 from console.actors import Actor, actor_label, actor_user
@@ -205,6 +206,8 @@ def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) 
     all or nothing; duplicates of (agent, session_id, sequence) are counted, not stored.
     Returns after commit. Sealing is scheduled on commit. Raises Unavailable
     when the database can't take the batch (down, locked, overloaded): nothing stored."""
+    # Payload-free: only hooks an admin opted in keep their reason text (docs/audit-storage.md).
+    strip_unopted_reasons(rows, lambda: reason_hook_keys(agent))
     unique: dict[tuple[str, int], RecordRow] = {}
     for row in rows:
         unique.setdefault(row_key(row), row)

@@ -24,13 +24,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from agents.governance_changes import changes_summary, diff_of_changes
-from agents.selectors import hook_names
 from audit import dashboard, forms, selectors, timeline
+from audit.hook_records import hooks_shown
 from audit.models import InterceptionRecord
 from console.errors import InvalidInput
 from console.governance.models import GovernanceEvent
 from console.roles import Role
 from console.web import HtmxHttpRequest, render_page, role_required
+from console_client.reasons import message_owners
 
 
 def _pretty_json(value: Any) -> str:
@@ -53,6 +54,17 @@ def _verdict_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
             "hook_url": forms.search_url(hook=item.get("name")) if item.get("name") else "",
         }
         for item in items
+    ]
+
+
+def _warning_rows(record: InterceptionRecord) -> list[dict[str, Any]]:
+    """The verdict's warnings, each with the hook it came from (console_client.reasons)."""
+    warnings = (record.raw.get("verdict") or {}).get("warnings") or []
+    _decided, owners = message_owners(record.raw)
+    return [
+        {"reason": w.get("reason") or "", "message": w.get("message") or "", "hook": owner or ""}
+        for w, owner in zip(warnings, owners, strict=False)
+        if isinstance(w, dict)
     ]
 
 
@@ -114,7 +126,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         "exports": forms.export_links(filters),
         "described": selectors.describe_filters(filters),
         "quick_ranges": forms.quick_ranges(request.path, filters),
-        "hook_names": hook_names(key for record in page.items for key in record.hook_ids),
+        **hooks_shown(request.user, (key for record in page.items for key in record.hook_ids)),
     }
     push_url = forms.query_url(request.path, filters, cursor=cursor)
     return render_page(
@@ -141,7 +153,8 @@ def record_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "seal": seal,
         "verdict": record.raw.get("verdict") or {},
         "verdicts": _verdict_rows(record),
-        "hook_names": hook_names([record.decided_hook]),
+        "warnings": _warning_rows(record),
+        **hooks_shown(request.user, [record.decided_hook, *record.hook_ids]),
         "raw_json": _pretty_json(record.raw),
     }
     return render(request, "audit/record_detail.html", context)
@@ -154,15 +167,21 @@ def session_timeline(request: HtmxHttpRequest, session_id: str) -> HttpResponse:
     qs = selectors.session_records(request.user, session_id, agent_slug=agent_slug)
     session = timeline.build_timeline(qs, session_id=session_id, agent_slug=agent_slug)
     keys = [
-        entry["record"].decided_hook if entry["kind"] == "record" else entry["escalation"].hook_key
+        key
         for entry in session.entries
-        if entry["kind"] in ("record", "approval")
+        for key in (
+            [entry["record"].decided_hook, *entry["record"].hook_ids]
+            if entry["kind"] == "record"
+            else [entry["escalation"].hook_key]
+            if entry["kind"] == "approval"
+            else []
+        )
     ]
     context = {
         "audit_tab": "sessions",
         "session_id": session_id,
         "timeline": session,
-        "hook_names": hook_names(keys),
+        **hooks_shown(request.user, keys),
     }
     return render(request, "audit/session.html", context, status=200)
 

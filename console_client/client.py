@@ -60,6 +60,7 @@ from console_client.interceptors import (
     max_prompt_rejections,
     stop_hook_bindings,
 )
+from console_client.reasons import reason_hooks
 from console_client.records import RecordSink
 from console_client.resolver import LONG_POLL_SECONDS, ConsoleResolver
 from console_client.results import HookResult
@@ -358,7 +359,10 @@ class ConsoleHooks:
             session_id=session_id,
             agent_name=self.agent_name,
         )
-        emitter.set_record_sink(lambda record: self._sink.submit(record, self._meta(record, state)))
+        kept = reason_hooks(loaded.document)
+        emitter.set_record_sink(
+            lambda record: self._sink.submit(record, self._meta(record, state), kept)
+        )
         active_token = _ACTIVE.set(
             _Active(emitter, builder, HostErrorBlocks(posture=session_posture(emitter)))
         )

@@ -26,8 +26,9 @@ the console or the credentials rather than the batch (401, 403, 404, 408, 425, 4
 retried and spooled like a 5xx.
 
 What leaves is the SDK's payload-free record wire (interception-record.schema.json) with
-every free-text `message` removed as well, since a hook's words may quote the payload,
-plus envelope `meta` (custom agent, tool name, framework, revision). Never content.
+every free-text `message` removed as well, since a hook's words may quote the payload (but
+those of a hook an admin opted in to "record its reason", console_client.reasons), plus
+envelope `meta` (custom agent, tool name, framework, revision). Never content.
 """
 
 from __future__ import annotations
@@ -38,13 +39,15 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 from agent_hooks import InterceptionRecord
+
+from console_client.reasons import keep_reasons
 
 log = logging.getLogger(__name__)
 
@@ -68,22 +71,19 @@ LINE_ERROR_TEXT_MAX = 4096
 REPORTS_PER_REQUEST = 100
 
 
-def record_wire(record: InterceptionRecord) -> dict[str, Any]:
-    """The record's schema wire without any free text (verdict and warning messages)."""
-    wire = record.to_wire()
-    verdict = dict(wire["verdict"])
-    verdict.pop("message", None)
-    if verdict.get("warnings"):
-        verdict["warnings"] = [
-            {k: v for k, v in warning.items() if k != "message"} for warning in verdict["warnings"]
-        ]
-    wire["verdict"] = verdict
-    return wire
+def record_wire(
+    record: InterceptionRecord, reason_hooks: Collection[str] = frozenset()
+) -> dict[str, Any]:
+    """The record's schema wire without any free text (verdict and warning messages) but the
+    reasons of the hooks in `reason_hooks` (those that opted in)."""
+    return keep_reasons(record.to_wire(), reason_hooks)
 
 
-def record_item(record: InterceptionRecord, meta: dict[str, Any]) -> dict[str, Any]:
+def record_item(
+    record: InterceptionRecord, meta: dict[str, Any], reason_hooks: Collection[str] = frozenset()
+) -> dict[str, Any]:
     return {
-        "record": record_wire(record),
+        "record": record_wire(record, reason_hooks),
         "meta": {key: meta[key] for key in META_KEYS if meta.get(key) is not None},
     }
 
@@ -134,8 +134,13 @@ class RecordSink:
     def _reported_file(self) -> Path:
         return self.spool_dir / DEAD_LETTER_REPORTED_NAME
 
-    def submit(self, record: InterceptionRecord, meta: dict[str, Any]) -> None:
-        item = record_item(record, meta)
+    def submit(
+        self,
+        record: InterceptionRecord,
+        meta: dict[str, Any],
+        reason_hooks: Collection[str] = frozenset(),
+    ) -> None:
+        item = record_item(record, meta, reason_hooks)
         queue = self._ensure_started()
         try:
             queue.put_nowait(item)

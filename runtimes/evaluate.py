@@ -42,6 +42,7 @@ from console_client.evaluation import (
     evaluate_event,
     record_ungoverned,
 )
+from console_client.reasons import reason_hooks
 from console_client.records import record_item
 from console_client.runtime_answers import answer
 from console_client.runtimes import NO_OBJECTION, STOP, Reply, RuntimeEvent
@@ -137,7 +138,8 @@ def _finish(
         "framework": event.runtime,
         "revision": prepared.agent.revision,
     }
-    items = [record_item(record, meta) for record in records]
+    kept = reason_hooks(prepared.document)
+    items = [record_item(record, meta, kept) for record in records]
     if items:
         runtime_records_store(actor=principal, agent=prepared.agent, items=items)
     if stop_rejections is not None and (stop_rejections or prepared.stop_rejection_count):

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from agent_hooks import AgentContextBuilder, InterceptionEmitter, Verdict
 
+from agents.models import Hook
 from audit.ingest import RECORD_LIMITS
 from audit.models import InterceptionRecord, RecordSealPending
 from console.governance.models import GovernanceEvent
@@ -153,6 +154,15 @@ async def _attested_wires() -> list[dict[str, Any]]:
 
 
 def test_the_sdks_own_evidence_and_truncated_message_are_accepted(client, sre):
+    # The message is kept only for a hook of this agent opted in to "record its reason".
+    Hook.objects.create(
+        agent=sre.agent,
+        key="hk_attest01",
+        name="attest",
+        event="PreToolUse",
+        definition={"type": "command", "command": "exit 0"},
+        record_reason=True,
+    )
     [wire] = asyncio.run(_attested_wires())
     assert wire["verdict"]["evidence"]["artefact"].startswith("sha256:")
     assert len(wire["verdict"]["message"]) == 257  # 256 bytes + "…"

@@ -22,7 +22,6 @@ def test_detail_shows_every_stored_field(auditor_client: Client, world: World) -
         "post_tool_call",
         "Bash",
         "console:hook_blocked",
-        "Dangerous command blocked: rm -rf is not allowed.",
         record.input_identity,
         record.enforced_identity,
         "jcs-sha256",
@@ -32,6 +31,9 @@ def test_detail_shows_every_stored_field(auditor_client: Client, world: World) -
         "interceptor #1",
     ):
         assert text in body, text
+    # The hook did not opt in to "record its reason": the message never reached storage.
+    assert "Dangerous command blocked" not in body
+    assert "no hook of this record opted in to record its reason" in body
 
 
 def test_verdict_hook_ids_link_to_a_filtered_search(auditor_client: Client, world: World) -> None:

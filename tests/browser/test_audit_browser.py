@@ -93,3 +93,68 @@ def test_auditor_filters_denied_opens_a_record_and_its_session(
         expect(page.locator("form.filters")).to_have_count(1)
         browser.close()
     assert errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(120)
+def test_admin_follows_a_record_rows_deciding_hook_to_its_page(live_server, alice, sre):
+    """A record row names its deciding hook (description as a tooltip), shows the reason
+    the hook was opted in to record, and its name opens the hook's own page."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from agents import services as agent_services
+    from demo.records import record_item, store_items
+
+    hook, _ = agent_services.hook_create(
+        actor=alice,
+        agent=sre.agent,
+        custom_agent=None,
+        event="PreToolUse",
+        raw={
+            "name": "restart guard",
+            "description": "Only restart off-hours.",
+            "type": "command",
+            "matcher": "restart_service",
+            "command": "exit 0",
+            "recordReason": True,
+        },
+    )
+    item = record_item(
+        session_id="s-browser",
+        sequence=1,
+        point="pre_tool_call",
+        at=timezone.now() - dt.timedelta(minutes=1),
+        outcome="denied",
+        tool_name="restart_service",
+        hooks=(hook.key,),
+        message="restarts wait for Monday",
+    )
+    store_items(sre.agent, [item])
+    base = live_server.url
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(f"{base}/accounts/login/")
+        page.fill("#id_username", "alice")
+        page.fill("#id_password", "pw-alice")
+        page.click("button[type=submit]")
+        page.goto(f"{base}/audit/")
+        row = page.locator("tr[data-record]").first
+        link = row.locator(".decided-by a.hook-ref")
+        expect(link).to_have_text("restart guard")
+        expect(link).to_have_attribute("title", re.compile("Only restart off-hours"))
+        expect(row.locator(".recorded-reason")).to_contain_text(
+            "recorded reason (opted in by alice)"
+        )
+        expect(row.locator(".recorded-reason")).to_contain_text("restarts wait for Monday")
+        page.set_viewport_size({"width": 1400, "height": 700})
+        page.screenshot(path="/tmp/shots-why/record-row-hook.png", full_page=True)
+        link.click()
+        page.wait_for_url(f"{base}/agents/sre-agent/hooks/{hook.key}/overview/")
+        expect(page.locator("#main, main").first).to_contain_text("restart guard")
+        expect(page.locator("dl.facts").first).to_contain_text("opted in by alice")
+        page.screenshot(path="/tmp/shots-why/hook-overview.png", full_page=True)
+        browser.close()
