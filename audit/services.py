@@ -20,6 +20,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from agents.models import Agent
+from audit import rollups
 from audit.chain import chain_schedule_seal
 from audit.dead_letters import DeadLetterRow
 from audit.models import (
@@ -303,6 +304,7 @@ def _purge_agent(*, actor: Actor | None, agent: Agent, before: dt.datetime, batc
         if not prefix:
             break
         ids = [seal["record_id"] for seal in prefix]
+        rollups.records_removed(ids)
         _delete_by_ids(RecordSeal, "record_id", ids)
         _delete_by_ids(InterceptionRecord, "id", ids)
         head.base_seq, head.base_hash = prefix[-1]["chain_seq"], prefix[-1]["chain_hash"]
@@ -336,6 +338,7 @@ def records_purge(
     total = 0
     for agent in Agent.objects.filter(pk__in=ChainHead.objects.values("agent_id")):
         total += _purge_agent(actor=actor, agent=agent, before=before, batch_size=batch_size)
+    rollups.minute_rows_prune(timezone.now())
     return total
 
 
