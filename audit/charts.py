@@ -37,8 +37,6 @@ OUTCOME_PATTERNS: dict[str, str] = {
 }
 PALETTE = ("#0072B2", "#D55E00", "#E69F00", "#009E73", "#CC79A7", "#56B4E9")
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
-# Light text on these fills, dark text on the others (direct value labels).
-_DARK_FILLS = frozenset({"#0072B2", "#D55E00", "#7F7F7F", "#000000", "#009E73"})
 
 
 @dataclass(frozen=True)
@@ -164,18 +162,26 @@ def _y_axis(
     return parts
 
 
-def _x_labels(categories: Sequence[str], left: float, step: float, y: float) -> list[str]:
-    """At most ~8 labels: every n-th category, and the last one when it has room."""
+def _x_labels(
+    categories: Sequence[str], left: float, step: float, y: float, right: float = 1e9
+) -> list[str]:
+    """At most ~8 labels: every n-th category, and the last one when it has room; a label
+    that would cross the right edge ends at it."""
     every = max(1, math.ceil(len(categories) / 8))
     last = len(categories) - 1
     shown = [i for i in range(len(categories)) if i % every == 0]
     if shown[-1] != last and last - shown[-1] >= max(2, every // 2 + 1):
         shown.append(last)
-    return [
-        f'<text x="{left + step * (i + 0.5):.1f}" y="{y:.1f}" text-anchor="middle" '
-        f'fill="#5d6878">{escape(categories[i])}</text>'
-        for i in shown
-    ]
+    parts = []
+    for i in shown:
+        x, anchor = left + step * (i + 0.5), "middle"
+        if x + 3.4 * len(categories[i]) > right:
+            x, anchor = right, "end"
+        parts.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" '
+            f'fill="#5d6878">{escape(categories[i])}</text>'
+        )
+    return parts
 
 
 def stacked_bars(
@@ -232,7 +238,7 @@ def stacked_bars(
             title = f"{category}: {_fmt(totals[i])} records"
             bar = [f'<a href="{escape(links[i])}" aria-label="{escape(title)}">', *bar, "</a>"]
         parts += bar
-    parts += _x_labels(categories, left, step, height - 8)
+    parts += _x_labels(categories, left, step, height - 8, right)
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped
 
@@ -298,14 +304,15 @@ def horizontal_bars(
                 f"{escape(s.label)}: {_fmt(value)}</title></rect>"
             )
             text = _fmt(value)
-            if len(series) > 1 and w >= 6.5 * len(text) + 8:
-                # The segment's own number on it (light on dark fills), when it fits.
-                ink = "#fff" if s.color in _DARK_FILLS else "#1c2330"
+            if len(series) > 1 and w >= 6.5 * len(text) + 10:
+                # The segment's own number on it, on a light chip (readable over any fill).
+                chip_w = 6.2 * len(text) + 6
+                cx, cy = x + w / 2, y + bar_top + bar_height / 2
                 parts.append(
-                    f'<text class="bar-value" x="{x + w / 2:.1f}" '
-                    f'y="{y + bar_top + bar_height - 3:.1f}" text-anchor="middle" '
-                    f'fill="{ink}" font-size="10" stroke="{"#000" if ink == "#fff" else "#fff"}" '
-                    f'stroke-width="2" paint-order="stroke">{text}</text>'
+                    f'<rect class="bar-chip" x="{cx - chip_w / 2:.1f}" y="{cy - 6:.1f}" '
+                    f'width="{chip_w:.1f}" height="12" rx="3" fill="#fff" fill-opacity=".9"/>'
+                    f'<text class="bar-value" x="{cx:.1f}" y="{cy + 3.5:.1f}" '
+                    f'text-anchor="middle" fill="#1c2330" font-size="10">{text}</text>'
                 )
             x += w
         parts.append(
@@ -363,6 +370,6 @@ def lines(
                     f'<polyline fill="none" stroke="{s.color}" stroke-width="2"{dash} '
                     f'points="{" ".join(points)}"/>'
                 )
-    parts += _x_labels(categories, left, step, height - 8)
+    parts += _x_labels(categories, left, step, height - 8, right)
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped

@@ -238,3 +238,20 @@ def test_dashboard_reads_rollups_not_records(
         auditor_client.get("/audit/dashboard/?range=30d")
     reads = [q["sql"] for q in queries.captured_queries if "audit_interceptionrecord" in q["sql"]]
     assert reads == []  # nothing waits for a seal: not one query touches the records
+
+
+def test_search_takes_an_outcome_list_and_exact_reason_and_deciding_hook(
+    world: World, audrey: User, auditor_client: Client
+) -> None:
+    def count(**params: str) -> int:
+        return records_filter(params, user=audrey).count()
+
+    assert (
+        count(outcome="denied,expired") == count(outcome="denied") + count(outcome="expired") == 3
+    )
+    assert count(reason="console:hook_blocked") == 2
+    assert count(reason="console:hook") == 0  # exact, unlike q
+    assert count(decided_hook=DANGER_HOOK) == 2
+    response = auditor_client.get("/api/v1/records?outcome=denied,bogus")
+    assert response.status_code == 400
+    assert "/outcome" in response.json()["error"]["fields"]
