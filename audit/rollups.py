@@ -108,28 +108,44 @@ def aggregate(
     rows: Iterable[Mapping[str, Any]], grains: Iterable[int] = GRAINS
 ) -> tuple[dict[Key, list[int]], dict[ProblemKey, list[Any]]]:
     """Fold record values (ROLLUP_FIELDS + raw or message) into rollup increments:
-    {key: [records, startups]} and {problem key: [records, hook, reason, message]}."""
-    grains = tuple(grains)
+    {key: [records, startups]} and {problem key: [records, hook, reason, message]}.
+    Rows are folded once, by minute; the minute keys (far fewer) then roll up to each
+    grain, so the per-record cost does not grow with the number of grains."""
+    minutes: dict[tuple[dt.datetime, int, str, str], list[int]] = {}
+    minute_problems: dict[tuple[dt.datetime, int, str, str, str, str], int] = {}
+    startup_point = InterceptionPoint.AGENT_STARTUP.value
+    for row in rows:
+        stamp: dt.datetime = row["timestamp"]
+        if stamp.tzinfo is not dt.UTC:
+            stamp = stamp.astimezone(dt.UTC)
+        minute = stamp.replace(second=0, microsecond=0)
+        outcome, agent = row["outcome"], row["agent_id"]
+        counts = minutes.get((minute, agent, outcome, row["mode"]))
+        if counts is None:
+            counts = minutes[(minute, agent, outcome, row["mode"])] = [0, 0]
+        counts[0] += 1
+        if row["interception_point"] == startup_point:
+            counts[1] += 1
+        if outcome in PROBLEM_OUTCOMES:
+            key = (minute, agent, outcome, row["decided_hook"] or "", row["reason"] or "", verdict_message(row))
+            minute_problems[key] = minute_problems.get(key, 0) + 1
     base: dict[Key, list[int]] = {}
     problems: dict[ProblemKey, list[Any]] = {}
-    for row in rows:
-        stamp, agent, outcome = row["timestamp"], int(row["agent_id"]), str(row["outcome"])
-        startup = int(row["interception_point"] == InterceptionPoint.AGENT_STARTUP)
-        problem = outcome in PROBLEM_OUTCOMES
-        if problem:
-            hook, reason = str(row["decided_hook"] or ""), str(row["reason"] or "")
-            message = verdict_message(row)
-            detail = detail_key(hook, reason, message)
-        for grain in grains:
-            bucket = bucket_start(stamp, grain)
-            counts = base.setdefault((grain, bucket, agent, outcome, str(row["mode"])), [0, 0])
-            counts[0] += 1
-            counts[1] += startup
-            if problem:
-                entry = problems.setdefault(
-                    (grain, bucket, agent, outcome, detail), [0, hook, reason, message]
-                )
-                entry[0] += 1
+    details: dict[tuple[str, str, str], str] = {}
+    for grain in grains:
+        for (minute, agent, outcome, mode), (n, startups) in minutes.items():
+            bucket = minute if grain == RollupGrain.MINUTE else bucket_start(minute, grain)
+            total = base.setdefault((grain, bucket, int(agent), str(outcome), str(mode)), [0, 0])
+            total[0] += n
+            total[1] += startups
+        for (minute, agent, outcome, hook, reason, message), n in minute_problems.items():
+            bucket = minute if grain == RollupGrain.MINUTE else bucket_start(minute, grain)
+            texts = (str(hook), str(reason), message)
+            detail = details.get(texts) or details.setdefault(texts, detail_key(*texts))
+            entry = problems.setdefault(
+                (grain, bucket, int(agent), str(outcome), detail), [0, *texts]
+            )
+            entry[0] += n
     return base, problems
 
 
