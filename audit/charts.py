@@ -8,12 +8,13 @@ SafeString. Every label that comes from data is escaped. Bars and points carry
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 # One colour per record outcome from the Okabe–Ito palette (told apart with the common
@@ -36,6 +37,9 @@ OUTCOME_PATTERNS: dict[str, str] = {
     "host_error": "stripes",
 }
 PALETTE = ("#0072B2", "#D55E00", "#E69F00", "#009E73", "#CC79A7", "#56B4E9")
+# The standard library's escape (the same five characters as Django's, without its lazy
+# wrapper: charts escape thousands of strings per page).
+escape = functools.partial(html.escape, quote=True)
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
 
 

@@ -85,22 +85,15 @@ class Counts:
 def range_counts(rng: DashRange, since: dt.datetime, agent_id: int | None) -> Counts:
     """Fold the rollup rows (and the records waiting for their seal) of the window."""
     with rollups.one_snapshot():
-        base = rollups.base_rows(rng.grain, since, agent_id)
+        chart = rollups.chart_rows(rng.grain, since, agent_id)
+        agents = rollups.agent_rows(rng.grain, since, agent_id)
         problem_rows = rollups.problem_rows(since, agent_id)
         waiting, left_out = rollups.pending_rows(since, agent_id)
     if waiting:
         extra_base, extra_problems = rollups.aggregate(waiting, grains=[rng.grain])
-        base += [
-            {
-                "bucket": k[1],
-                "agent_id": k[2],
-                "outcome": k[3],
-                "mode": k[4],
-                "records": v[0],
-                "startups": v[1],
-            }
-            for k, v in extra_base.items()
-        ]
+        for (_grain, bucket, agent, outcome, mode), (n, startups) in extra_base.items():
+            chart.append((bucket, outcome, n))
+            agents.append((agent, outcome, mode, n, startups))
         problem_rows += [
             {
                 "outcome": k[3],
@@ -112,23 +105,24 @@ def range_counts(rng: DashRange, since: dt.datetime, agent_id: int | None) -> Co
             for k, v in extra_problems.items()
         ]
     counts = Counts(by_bar=[{} for _ in range(rng.bars)], waiting_left_out=left_out)
+    for bucket, outcome, n in chart:
+        index = (bucket - since) // rng.bar
+        if index < rng.bars:  # later buckets (records dated ahead of now): totals only
+            bar = counts.by_bar[index]
+            bar[outcome] = bar.get(outcome, 0) + int(n)
     totals = dict.fromkeys(
         ("records", "blocked", "approved", "host_errors", "evaluate_only", "sessions"), 0
     )
-    for row in base:
-        outcome, n = row["outcome"], int(row["records"])
-        index = (row["bucket"] - since) // rng.bar
-        if index < rng.bars:  # later buckets (records dated ahead of now) count in totals
-            bar = counts.by_bar[index]
-            bar[outcome] = bar.get(outcome, 0) + n
-        agent = counts.by_agent.setdefault(row["agent_id"], {})
-        agent[outcome] = agent.get(outcome, 0) + n
+    for agent_pk, outcome, mode, records, startups in agents:
+        n = int(records)
+        per_agent = counts.by_agent.setdefault(agent_pk, {})
+        per_agent[outcome] = per_agent.get(outcome, 0) + n
         totals["records"] += n
         totals["blocked"] += n if outcome in BLOCKING_OUTCOMES else 0
         totals["approved"] += n if outcome == Outcome.APPROVED else 0
         totals["host_errors"] += n if outcome == Outcome.HOST_ERROR else 0
-        totals["evaluate_only"] += n if row["mode"] == "evaluate_only" else 0
-        totals["sessions"] += int(row["startups"])
+        totals["evaluate_only"] += n if mode == "evaluate_only" else 0
+        totals["sessions"] += int(startups)
     counts.totals = totals
     for row in problem_rows:
         key = (row["outcome"], row["decided_hook"], row["reason"], row["message"])

@@ -127,7 +127,14 @@ def aggregate(
         if row["interception_point"] == startup_point:
             counts[1] += 1
         if outcome in PROBLEM_OUTCOMES:
-            key = (minute, agent, outcome, row["decided_hook"] or "", row["reason"] or "", verdict_message(row))
+            key = (
+                minute,
+                agent,
+                outcome,
+                row["decided_hook"] or "",
+                row["reason"] or "",
+                verdict_message(row),
+            )
             minute_problems[key] = minute_problems.get(key, 0) + 1
     base: dict[Key, list[int]] = {}
     problems: dict[ProblemKey, list[Any]] = {}
@@ -351,13 +358,22 @@ def one_snapshot() -> Iterator[None]:
         yield
 
 
-def base_rows(grain: int, since: dt.datetime, agent_id: int | None) -> list[dict[str, Any]]:
-    """The grain's rollup rows from `since` on (no upper bound, as the search's `since`)."""
-    qs = RecordRollup.objects.filter(grain=grain, bucket__gte=since)
-    if agent_id is not None:
-        qs = qs.filter(agent_id=agent_id)
-    fields = ("bucket", "agent_id", "outcome", "mode", "records", "startups")
-    return [dict(row) for row in qs.values(*fields)]
+def _base(grain: int, since: dt.datetime, agent_id: int | None) -> Any:
+    qs = RecordRollup.objects.filter(grain=grain, bucket__gte=since).order_by()
+    return qs.filter(agent_id=agent_id) if agent_id is not None else qs
+
+
+def chart_rows(grain: int, since: dt.datetime, agent_id: int | None) -> list[tuple[Any, ...]]:
+    """(bucket, outcome, records) of the grain from `since` on (no upper bound, as the
+    search's `since`), summed over agents and modes."""
+    grouped = _base(grain, since, agent_id).values_list("bucket", "outcome")
+    return list(grouped.annotate(n=Sum("records")))
+
+
+def agent_rows(grain: int, since: dt.datetime, agent_id: int | None) -> list[tuple[Any, ...]]:
+    """(agent_id, outcome, mode, records, startups) over the same rows, summed over time."""
+    grouped = _base(grain, since, agent_id).values_list("agent_id", "outcome", "mode")
+    return list(grouped.annotate(n=Sum("records"), s=Sum("startups")))
 
 
 def _cover(since: dt.datetime) -> Q:
