@@ -362,6 +362,8 @@ class RecordRollup(models.Model):
                 fields=["grain", "bucket", "agent", "outcome", "mode"], name="rollup_unique_key"
             )
         ]
+        # The one-agent dashboard: its rows without walking every agent's.
+        indexes = [models.Index(fields=["grain", "agent", "bucket"], name="rollup_agent_key")]
 
     def __str__(self) -> str:
         return f"{self.get_grain_display()} {self.bucket:%Y-%m-%d %H:%M} {self.outcome}: {self.records}"
@@ -391,6 +393,9 @@ class RecordProblemRollup(models.Model):
                 fields=["grain", "bucket", "agent", "outcome", "detail"],
                 name="problem_rollup_unique_key",
             )
+        ]
+        indexes = [
+            models.Index(fields=["grain", "agent", "bucket"], name="problem_rollup_agent_key")
         ]
 
     def __str__(self) -> str:

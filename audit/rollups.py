@@ -301,8 +301,9 @@ _PG_PROBLEM_DAYS = (
 
 def rollups_rebuild(now: dt.datetime | None = None) -> int:
     """Recount both rollup tables from the records (every record not waiting for its
-    seal). Sealers and retention wait while it runs (it locks the rollup tables). Returns
-    the number of records counted."""
+        seal). Sealers, retention and (on PostgreSQL, TRUNCATE) dashboards wait while it runs.
+    Returns
+        the number of records counted."""
     now = now or dt.datetime.now(dt.UTC)
     horizon = now - MINUTE_ROWS_KEPT
     epoch = dt.datetime(1, 1, 2, tzinfo=dt.UTC)
@@ -310,16 +311,19 @@ def rollups_rebuild(now: dt.datetime | None = None) -> int:
         if embedded.database_is_postgresql():
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "LOCK TABLE audit_recordrollup, audit_recordproblemrollup IN EXCLUSIVE MODE"
+                    "LOCK TABLE audit_recordrollup, audit_recordproblemrollup IN ACCESS EXCLUSIVE MODE"
                 )
-                cursor.execute("DELETE FROM audit_recordrollup")
-                cursor.execute("DELETE FROM audit_recordproblemrollup")
+                # TRUNCATE, not DELETE: no dead rows left behind (readers wait too). Checking
+                # deferred foreign keys first lets it run inside a caller's transaction.
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+                cursor.execute("TRUNCATE audit_recordrollup, audit_recordproblemrollup")
                 minute, hour, day = RollupGrain.MINUTE, RollupGrain.HOUR, RollupGrain.DAY
                 for grain, unit, since in ((hour, "hour", epoch), (minute, "minute", horizon)):
                     cursor.execute(_PG_BASE, [int(grain), unit, since])
                     cursor.execute(_PG_PROBLEMS, [int(grain), unit, since])
                 cursor.execute(_PG_DAYS, [int(day), int(hour)])
                 cursor.execute(_PG_PROBLEM_DAYS, [int(day), int(hour)])
+                cursor.execute("ANALYZE audit_recordrollup, audit_recordproblemrollup")
         else:
             RecordRollup.objects.all().delete()
             RecordProblemRollup.objects.all().delete()
