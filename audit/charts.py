@@ -177,10 +177,15 @@ def _x_labels(
     if shown[-1] != last and last - shown[-1] >= max(2, every // 2 + 1):
         shown.append(last)
     parts = []
+    previous_end = -1e9
     for i in shown:
         x, anchor = left + step * (i + 0.5), "middle"
+        start = x - 3.4 * len(categories[i])
         if x + 3.4 * len(categories[i]) > right:
-            x, anchor = right, "end"
+            x, anchor, start = right, "end", right - 6.8 * len(categories[i])
+        if start < previous_end + 4:
+            continue  # it would overlap the label before it
+        previous_end = start + 6.8 * len(categories[i])
         parts.append(
             f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" '
             f'fill="#5d6878">{escape(categories[i])}</text>'
