@@ -255,3 +255,16 @@ def test_search_takes_an_outcome_list_and_exact_reason_and_deciding_hook(
     response = auditor_client.get("/api/v1/records?outcome=denied,bogus")
     assert response.status_code == 400
     assert "/outcome" in response.json()["error"]["fields"]
+
+
+def test_dropping_a_time_range_forgets_its_buckets(sre: Any) -> None:
+    """What a retention by partition drop calls with the dropped partition's bounds."""
+    day = rollups.bucket_start(timezone.now(), RollupGrain.DAY) - dt.timedelta(days=40)
+    store_items(sre.agent, _items("gone", day + dt.timedelta(hours=3), ["allowed", "denied"]))
+    store_items(sre.agent, _items("kept", day + dt.timedelta(days=1, hours=3), ["allowed"]))
+    chain_seal_all()
+    with pytest.raises(ValueError):
+        rollups.rollups_drop_range(day + dt.timedelta(hours=1), day + dt.timedelta(days=1))
+    rollups.rollups_drop_range(day, day + dt.timedelta(days=1))
+    InterceptionRecord.objects.filter(session_id="gone").delete()  # the partition's rows
+    assert_rollups_match_records()
