@@ -29,6 +29,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agents.models import Agent
+from audit import rollups
 from audit.models import (
     GENESIS_HASH,
     ChainHead,
@@ -169,6 +170,7 @@ def chain_seal(agent_id: int) -> int:
                 seals.append((pk, seq, prev, digest))
                 prev = digest
             _insert_seals(agent_id, seals, now)
+            rollups.records_counted(rows[seal[0]] for seal in seals)
             RecordSealPending.objects.filter(pk__in=[batch.pk for batch in pending]).delete()
             head.last_seq, head.last_hash = seq, prev
             head.save(update_fields=["last_seq", "last_hash", "updated_at"])

@@ -54,7 +54,13 @@ class FilterBoundField(forms.BoundField):
 
     @cached_property
     def choices(self) -> Sequence[tuple[str, str]]:
-        return self.field.options()
+        """The field's options, plus the URL's value when it is none of them (several
+        comma-separated outcomes, as the dashboard's "blocked" links use)."""
+        options = tuple(self.field.options())
+        value = self.value()
+        if self.kind == "choice" and value and value not in (key for key, _label in options):
+            options += ((value, value.replace(",", ", ")),)
+        return options
 
     def value(self) -> str:
         return self.form.filters.get(self.name, "")
@@ -137,6 +143,8 @@ class RecordFilterForm(FilterForm):
     decision = FilterField("Decision", "choice", advanced=True, choices=_fixed("decision"))
     hook = FilterField("Hook", "text", "name or hk_…", advanced=True)
     mode = FilterField("Mode", "choice", advanced=True, choices=_fixed("mode"))
+    reason = FilterField("Reason code", "text", "exact, e.g. dangerous_command", advanced=True)
+    decided_hook = FilterField("Deciding hook", "text", "exact hook key hk_…", advanced=True)
 
 
 class EventFilterForm(FilterForm):

@@ -345,3 +345,74 @@ class ChainVerification(models.Model):
 
     def __str__(self) -> str:
         return f"chain verification {self.pk} ({self.status})"
+
+
+class RollupGrain(models.IntegerChoices):
+    """Bucket size of a rollup row (see audit.rollups)."""
+
+    MINUTE = 1, "minute"
+    HOUR = 2, "hour"
+    DAY = 3, "day"
+
+
+class RecordRollup(models.Model):
+    """How many records (and of them agent_startup records) fell in one time bucket, per
+    agent, outcome and mode: what the dashboard counts, kept current by the sealer (each
+    record is added in the transaction that seals it) and by retention (subtracted in the
+    transaction that deletes it). See audit.rollups and docs/audit-storage.md."""
+
+    grain = models.PositiveSmallIntegerField(choices=RollupGrain.choices)
+    bucket = models.DateTimeField()
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    mode = models.CharField(max_length=16, choices=Mode.choices)
+    records = models.BigIntegerField(default=0)
+    startups = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            # Also the dashboard's index: grain, then a bucket range.
+            models.UniqueConstraint(
+                fields=["grain", "bucket", "agent", "outcome", "mode"], name="rollup_unique_key"
+            )
+        ]
+        # The one-agent dashboard: its rows without walking every agent's.
+        indexes = [models.Index(fields=["grain", "agent", "bucket"], name="rollup_agent_key")]
+
+    def __str__(self) -> str:
+        return f"{self.get_grain_display()} {self.bucket:%Y-%m-%d %H:%M} {self.outcome}: {self.records}"
+
+
+class RecordProblemRollup(models.Model):
+    """The blocking and failing records (denied, rejected, expired, host_error) of one time
+    bucket per agent, outcome, deciding hook, reason and verdict message: the dashboard's
+    deny-reason and problem-hook cards. `detail` is the md5 of [decided_hook, reason,
+    message], the unique key's stand-in for the long texts."""
+
+    grain = models.PositiveSmallIntegerField(choices=RollupGrain.choices)
+    bucket = models.DateTimeField()
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    detail = models.CharField(max_length=32)
+    decided_hook = models.CharField(max_length=128, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    message = models.TextField(blank=True, default="")
+    records = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["grain", "bucket", "agent", "outcome", "detail"],
+                name="problem_rollup_unique_key",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["grain", "agent", "bucket"], name="problem_rollup_agent_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_grain_display()} {self.bucket:%Y-%m-%d %H:%M} {self.outcome} {self.reason}: {self.records}"

@@ -12,7 +12,8 @@ Two ways out, both in chain order and both moving the agent's chain checkpoint
   month held back by a late record of another month in its chain range): sealed records
   older than the cutoff, per agent in chain order, in batches.
 
-`records_remove` is the one place where records are removed, by either way.
+`records_remove` is the one place where records are removed, by either way, and where the
+dashboard rollups (audit.rollups) forget them in the same transaction.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from itertools import takewhile
 from typing import Any
 
 from django.db import OperationalError, connection, transaction
+from django.utils import timezone
 
 from agents.models import Agent
-from audit import partitions
+from audit import partitions, rollups
 from audit.models import ChainHead, InterceptionRecord, RecordSeal
 from console.actors import Actor
 from console.governance.actions import GovernanceAction
@@ -60,6 +62,7 @@ def records_remove(
     caller holds the agents' chain heads and moves their checkpoints."""
     seal_table = connection.ops.quote_name(RecordSeal._meta.db_table)
     if partition is not None:
+        rollups.rollups_drop_range(partition.lower, partition.upper)
         for agent_id, first, last in seal_ranges:
             cursor.execute(
                 f"DELETE FROM {seal_table} WHERE agent_id = %s "  # noqa: S608 - fixed names
@@ -68,6 +71,7 @@ def records_remove(
             )
         partitions.partition_drop(cursor, partition)
         return
+    rollups.records_removed(list(ids))
     record_table = connection.ops.quote_name(InterceptionRecord._meta.db_table)
     marks = ", ".join(["%s"] * len(ids))
     cursor.execute(f"DELETE FROM {seal_table} WHERE record_id IN ({marks})", list(ids))  # noqa: S608
@@ -215,4 +219,5 @@ def records_purge(
     total = _purge_partitions(actor=actor, before=before) if partitions.is_partitioned() else 0
     for agent in Agent.objects.filter(pk__in=ChainHead.objects.values("agent_id")):
         total += _purge_agent_rows(actor=actor, agent=agent, before=before, batch_size=batch_size)
+    rollups.minute_rows_prune(timezone.now())
     return total

@@ -14,9 +14,11 @@ filter means the same thing everywhere. Typical use in a view:
 Filters (query-string names, all optional, empty values ignored, unknown names ignored so
 pages can carry their own parameters): agent (slug), custom_agent, session_id,
 interception_point, decision (allow|deny|transform), outcome (allowed|warned|denied|
-transformed|approved|rejected|expired|host_error), hook (hook key, or a hook's name:
-case-insensitive, the records of every hook of that name), tool_name,
-mode (enforce|evaluate_only), q (reason text, case-insensitive substring), since, until
+transformed|approved|rejected|expired|host_error, or several comma-separated: any of them),
+hook (hook key, or a hook's name: case-insensitive, the records of every hook of that
+name), tool_name, mode (enforce|evaluate_only), q (reason text, case-insensitive
+substring), reason (the exact reason code), decided_hook (the exact key of the hook that
+decided), since, until
 (ISO 8601; a date alone means its midnight UTC; since is inclusive, until exclusive).
 """
 
@@ -62,6 +64,8 @@ RECORD_FILTERS: tuple[str, ...] = (
     "tool_name",
     "mode",
     "q",
+    "reason",
+    "decided_hook",
     "since",
     "until",
 )
@@ -176,9 +180,17 @@ def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[Intercep
     for name in ("custom_agent", "session_id", "tool_name"):
         if name in filters:
             qs = qs.filter(**{name: filters[name]})
-    for name in ("interception_point", "decision", "outcome", "mode"):
+    for name in ("interception_point", "decision", "mode"):
         if name in filters:
             qs = qs.filter(**{name: _choice(name, filters[name])})
+    if "outcome" in filters:
+        outcomes = [_choice("outcome", value.strip()) for value in filters["outcome"].split(",")]
+        qs = (
+            qs.filter(outcome__in=outcomes) if len(outcomes) > 1 else qs.filter(outcome=outcomes[0])
+        )
+    for name in ("reason", "decided_hook"):
+        if name in filters:
+            qs = qs.filter(**{name: filters[name]})
     if "hook" in filters:
         keys = hook_keys_matching(filters["hook"], agent_slug=filters.get("agent"))
         qs = qs.filter(functools.reduce(operator.or_, (Q(hook_ids__has=key) for key in keys)))

@@ -11,13 +11,12 @@ the same page, and every htmx link is also a plain link.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Iterable
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.http import HttpResponse, QueryDict
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -25,6 +24,7 @@ from django.views.decorators.http import require_GET
 
 from agents.governance_changes import changes_summary, diff_of_changes
 from audit import dashboard, forms, selectors, timeline
+from audit.dashboard_wait import reviewer_wait
 from audit.hook_records import hooks_shown
 from audit.models import InterceptionRecord
 from console.errors import InvalidInput
@@ -265,24 +265,17 @@ def events(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 @role_required(Role.AUDITOR)
 def dashboard_page(request: HtmxHttpRequest) -> HttpResponse:
-    days = dashboard.dashboard_days(request.GET.get("days"))
-    today = timezone.now().astimezone(dt.UTC).date()
-    first_day = today - dt.timedelta(days=days - 1)
-    since = dt.datetime.combine(first_day, dt.time.min, tzinfo=dt.UTC)
+    rng = dashboard.dashboard_range(request.GET.get("range"))
+    since = rng.since(timezone.now())
     agent_slug = (request.GET.get("agent") or "").strip()
-    params = QueryDict(mutable=True)
-    params.update({"since": since.isoformat(), "agent": agent_slug})
-    qs = selectors.records_filter(params, user=request.user)
-    wait = dashboard.reviewer_wait(since=since, until=None, agent_slug=agent_slug or None)
+    wait = reviewer_wait(since=since, bar=rng.bar, agent_slug=agent_slug or None)
     context = {
         "audit_tab": "dashboard",
-        "days": days,
-        "day_choices": dashboard.DASHBOARD_DAY_CHOICES,
+        "range": rng,
+        "ranges": dashboard.RANGES.values(),
         "agent": agent_slug,
         "agents": selectors.agent_slugs,
         "since": since,
-        **dashboard.dashboard_charts(
-            qs, first_day=first_day, last_day=today, wait=wait, params=params
-        ),
+        **dashboard.dashboard_context(rng, since=since, agent_slug=agent_slug, wait=wait),
     }
     return render(request, "audit/dashboard.html", context)

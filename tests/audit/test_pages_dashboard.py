@@ -61,8 +61,10 @@ def test_phone_drawing_shows_the_same_numbers(auditor_client: Client, world: Wor
 def test_agent_filter_and_period_narrow_the_charts(auditor_client: Client, world: World) -> None:
     body = auditor_client.get("/audit/dashboard/?agent=sre-agent").content.decode()
     assert sum(_bars(_chart(body, "chart-outcomes")).values()) == 10
-    week = auditor_client.get("/audit/dashboard/?days=7").content.decode()
-    assert sum(_bars(_chart(week, "chart-agents")).values()) == 14
+    month = auditor_client.get("/audit/dashboard/?range=30d").content.decode()
+    assert sum(_bars(_chart(month, "chart-agents")).values()) == 14
+    day = auditor_client.get("/audit/dashboard/?range=24h").content.decode()
+    assert sum(_bars(_chart(day, "chart-agents")).values()) == 6  # sess-alpha, 2 h ago
 
 
 def test_top_deny_reasons_and_hooks_by_problem(auditor_client: Client, world: World) -> None:
