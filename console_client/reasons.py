@@ -15,7 +15,9 @@ Who said what, on the SDK's record wire (interception-record.schema.json):
   on their own verdict (`console_client.evaluation._warn`), and the SDK folds warnings in
   registration order, so the i-th warning of reason R is the i-th summary of reason R.
 
-A message no hook can be found for belongs to none and is never kept. The console applies
+A message no hook can be found for belongs to none and is never kept. The exception is a
+host-synthesized verdict (`host_error:*`): its message is the SDK's own payload-free detail
+(an exception type name such as `CancelledError`), kept on every record. The console applies
 the same rule at ingest (audit.ingest), so a host that is not console_client cannot store a
 message of a hook that did not opt in either.
 """
@@ -72,6 +74,13 @@ def message_owners(wire: dict[str, Any]) -> tuple[str | None, list[str | None]]:
     return verdict_owner, warning_owners
 
 
+def host_synthesized(verdict: dict[str, Any]) -> bool:
+    """A verdict the SDK host wrote itself (`host_error:*`, a reason interceptors may not
+    use): its message is the SDK's payload-free detail (an exception type name or a path,
+    spec §14), not a hook's words, and is always kept."""
+    return str(verdict.get("reason") or "").startswith("host_error:")
+
+
 def keep_reasons(wire: dict[str, Any], opted_in: Collection[str]) -> dict[str, Any]:
     """The record wire with every message removed except those of hooks in `opted_in`
     (a new dict when anything changes; `wire` itself is never modified)."""
@@ -86,7 +95,7 @@ def keep_reasons(wire: dict[str, Any], opted_in: Collection[str]) -> dict[str, A
         return wire
     verdict_owner, warning_owners = message_owners(wire) if opted_in else (None, [])
     kept = dict(verdict)
-    if verdict_owner is None or verdict_owner not in opted_in:
+    if not host_synthesized(verdict) and (verdict_owner is None or verdict_owner not in opted_in):
         kept.pop("message", None)
     if warnings:
         owners = warning_owners or [None] * len(warnings)
@@ -105,7 +114,7 @@ def recorded_reasons(wire: dict[str, Any]) -> list[tuple[str, str]]:
     verdict = wire.get("verdict") or {}
     verdict_owner, warning_owners = message_owners(wire)
     found: list[tuple[str, str]] = []
-    if verdict_owner and verdict.get("message"):
+    if verdict_owner and verdict.get("message") and not host_synthesized(verdict):
         found.append((verdict_owner, str(verdict["message"])))
     for warning, owner in zip(verdict.get("warnings") or [], warning_owners, strict=False):
         if owner and isinstance(warning, dict) and warning.get("message"):

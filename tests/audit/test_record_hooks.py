@@ -17,7 +17,7 @@ from django.utils import timezone
 from agents import services as agent_services
 from agents.selectors import hook_refs
 from audit.models import InterceptionRecord
-from console_client.reasons import keep_reasons, message_owners, reason_hooks
+from console_client.reasons import keep_reasons, message_owners, reason_hooks, recorded_reasons
 from demo.records import record_item
 
 WORDS = "restarts wait for Monday"
@@ -84,6 +84,27 @@ def test_messages_belong_to_the_deciding_hook_and_to_the_hook_whose_reason_a_war
         **wire,
         "verdict": {"decision": "deny", "warnings": [{"reason": "w"}, {"reason": "x"}]},
     }
+
+
+def test_a_host_synthesized_verdicts_message_is_the_sdks_own_and_always_kept():
+    wire = {
+        "decided_by": 0,
+        "verdict": {
+            "decision": "deny",
+            "reason": "host_error:interceptor_failed",
+            "message": "CancelledError",
+        },
+        "verdicts": [
+            {
+                "index": 0,
+                "decision": "deny",
+                "reason": "host_error:interceptor_failed",
+                "name": "hk_a",
+            }
+        ],
+    }
+    assert keep_reasons(wire, ()) == wire
+    assert recorded_reasons(wire) == []  # not a hook's words: never shown as a recorded reason
 
 
 def test_reason_hooks_are_the_bindings_whose_config_says_so():
