@@ -9,8 +9,10 @@ the whole middleware stack and template) and reported as p50/p95, beside a basel
 measured in the same run on the same rows:
 
 - search pages: the selector alone (`records_filter` + `records_page`, limit 50);
-- sessions and dashboard: one `SELECT count(*)` over the same time window (the cheapest
-  query that reads the window at all).
+- the explorer (/audit/ with its histogram, facets and total; the default period is the
+  last 24 h), sessions and dashboard: one `SELECT count(*)` over the same time window (the
+  cheapest query that reads the window at all);
+- an explorer page turn (htmx, only the table): the selector alone.
 """
 
 from __future__ import annotations
@@ -86,9 +88,9 @@ def main() -> None:
     total = InterceptionRecord.objects.count()
     now = timezone.now()
 
-    def page(url: str) -> Callable[[], object]:
+    def page(url: str, **headers: str) -> Callable[[], object]:
         def get() -> object:
-            response = client.get(url)
+            response = client.get(url, **headers)
             assert response.status_code == 200, (url, response.status_code)
             return response
 
@@ -98,7 +100,10 @@ def main() -> None:
         return lambda: records_page(records_filter(params, user=user), None, 50)
 
     def window(days: int) -> Callable[[], object]:
-        since = now - dt.timedelta(days=days)
+        return window_h(24 * days)
+
+    def window_h(hours: int) -> Callable[[], object]:
+        since = now - dt.timedelta(hours=hours)
 
         def count() -> object:
             with connection.cursor() as cursor:
@@ -110,13 +115,26 @@ def main() -> None:
 
         return count
 
+    turn = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "record-list"}
+    cursor = records_page(records_filter({"range": "24h"}, user=user), None, 50).next_cursor
     cases = [
-        ("/audit/", page("/audit/"), selector({})),
-        ("/audit/?outcome=denied", page("/audit/?outcome=denied"), selector({"outcome": "denied"})),
+        ("/audit/ (explorer, default 24 h)", page("/audit/"), window(1)),
+        ("/audit/?range=1h", page("/audit/?range=1h"), window_h(1)),
+        ("/audit/?range=7d", page("/audit/?range=7d"), window(7)),
+        ("/audit/?range=30d", page("/audit/?range=30d"), window(30)),
+        ("/audit/?outcome=denied (24 h)", page("/audit/?outcome=denied"), window(1)),
+        ("/audit/?tool_prefix=exec (24 h)", page("/audit/?tool_prefix=exec"), window(1)),
+        ("/audit/?hook=hk_guard0003 (24 h)", page("/audit/?hook=hk_guard0003"), window(1)),
         (
-            "/audit/?agent=pages-agent-2&outcome=expired",
+            "/audit/?range=24h&cursor=… (htmx page turn)",
+            page(f"/audit/?range=24h&cursor={cursor}", **turn),
+            selector({"range": "24h"}),
+        ),
+        ("/audit/?range=all (all time)", page("/audit/?range=all"), window(3650)),
+        (
+            "/audit/?agent=pages-agent-2&outcome=expired (24 h)",
             page("/audit/?agent=pages-agent-2&outcome=expired"),
-            selector({"agent": "pages-agent-2", "outcome": "expired"}),
+            selector({"agent": "pages-agent-2", "outcome": "expired", "range": "24h"}),
         ),
         ("/audit/sessions/ (7 days)", page("/audit/sessions/"), window(7)),
         ("/audit/dashboard/ (14 days)", page("/audit/dashboard/"), window(14)),
