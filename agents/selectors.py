@@ -336,6 +336,14 @@ def hook_keys_matching(value: str, *, agent_slug: str | None = None) -> list[str
     return [value, *named.values_list("key", flat=True)]
 
 
+def agent_slugs_by_id(ids: Any) -> dict[int, str]:
+    """{agent id: slug} for these ids (the record facets group by agent id)."""
+    wanted = {int(pk) for pk in ids}
+    if not wanted:
+        return {}
+    return dict(Agent.objects.filter(pk__in=wanted).values_list("pk", "slug"))
+
+
 def hook_keys_with_prefix(prefix: str, *, agent_slug: str | None = None, limit: int) -> list[str]:
     """What a `hook_prefix=` filter means: the keys of up to `limit` hooks whose name or key
     starts with `prefix`, case-insensitive (of one agent when `agent_slug` is given)."""

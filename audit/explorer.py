@@ -2,10 +2,12 @@
 tool/hook suggestions, all over a `records_filter` queryset (the one filter).
 
 Every query here is bounded: the explorer page always has a period (`range=24h` when the
-URL names none), the histogram is one GROUP BY over the period's rows (`date_bin` on
-PostgreSQL, epoch arithmetic on SQLite), each facet one GROUP BY … LIMIT, and the
-suggestions read at most `SUGGEST_WINDOW` of records. The total is the sum of the
-histogram's buckets, so it is exact and costs no extra query.
+URL names none). On PostgreSQL the histogram and the six facets are ONE statement that
+reads the period's rows once (`date_bin` buckets and facet columns as GROUPING SETS, the
+hooks by `unnest`, over a MATERIALIZED CTE); on SQLite one GROUP BY each (epoch arithmetic
+for the buckets). Facets keep their top FACET_LIMIT values; the suggestions read at most
+`SUGGEST_WINDOW` of records. The total is the sum of the histogram's buckets, so it is
+exact and costs no extra query.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
-from django.db.models import BigIntegerField, Count, DateTimeField, Func, QuerySet, Value
+from django.db.models import BigIntegerField, Count, Func, QuerySet
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from agents.selectors import hook_names, hooks_with_prefix
+from agents.selectors import agent_slugs_by_id, hook_names, hooks_with_prefix
 from audit.models import InterceptionRecord
 from audit.selectors import ALL_TIME, clean_filters, time_bounds
 from console import embedded
@@ -53,7 +55,7 @@ ORIGIN = dt.datetime(2001, 1, 1, tzinfo=dt.UTC)
 FACET_LIMIT = 8
 # (filter name, label, column): the facets of the sidebar, in order.
 FACETS: tuple[tuple[str, str, str], ...] = (
-    ("agent", "Agent", "agent__slug"),
+    ("agent", "Agent", "agent_id"),
     ("custom_agent", "Custom agent", "custom_agent"),
     ("outcome", "Outcome", "outcome"),
     ("hook", "Hook", "hook_ids"),
@@ -102,13 +104,6 @@ def _floor(at: dt.datetime, size: int) -> dt.datetime:
     return ORIGIN + dt.timedelta(seconds=math.floor(offset / size) * size)
 
 
-class _DateBin(Func):
-    """PostgreSQL's date_bin(interval, timestamp, origin): the start of the bucket."""
-
-    function = "date_bin"
-    output_field = DateTimeField()
-
-
 class _EpochBucket(Func):
     """SQLite: the bucket's index, floor((epoch seconds - origin) / size)."""
 
@@ -123,11 +118,8 @@ class _EpochBucket(Func):
         offset = f"(CAST(strftime('%%s', {column}) AS INTEGER) - {int(self.origin)})"
         size = int(self.size)
         # SQLite's % keeps the dividend's sign: this floors for instants before the origin.
-        return f"(({offset}) - ((({offset}) %% {size}) + {size}) %% {size}) / {size}", [
-            *params,
-            *params,
-            *params,
-        ]
+        sql = f"(({offset}) - ((({offset}) %% {size}) + {size}) %% {size}) / {size}"
+        return sql, [*params, *params, *params]
 
 
 @dataclass
@@ -140,60 +132,6 @@ class Histogram:
     total: int
     later: int = 0  # records timestamped after `end` (clocks ahead of the console's)
     starts: list[dt.datetime] = field(default_factory=list)
-
-
-def earliest(qs: QuerySet[InterceptionRecord]) -> dt.datetime | None:
-    """The oldest timestamp of the filter (the start of an all-time histogram)."""
-    return qs.order_by("timestamp", "id").values_list("timestamp", flat=True).first()
-
-
-def histogram(
-    qs: QuerySet[InterceptionRecord], period: Period, *, now: dt.datetime
-) -> Histogram | None:
-    """Counts per bucket of the filtered records over the period; None when the period
-    has no start (all time) and no record matches."""
-    start = period.since or earliest(qs)
-    if start is None:
-        return None
-    end = period.until or now
-    if end <= start:
-        end = start + dt.timedelta(minutes=1)
-    size, label = bucket_for(end - start)
-    first = _floor(start, size)
-    bars = max(1, math.ceil((end - first).total_seconds() / size))
-    counts = [0] * bars
-    later = 0
-    for at, n in _bucket_counts(qs, size):
-        index = math.floor((at - first).total_seconds() / size)
-        if index >= bars:
-            later += n
-        elif index >= 0:
-            counts[index] += n
-    starts = [first + dt.timedelta(seconds=size * i) for i in range(bars)]
-    return Histogram(
-        bucket_seconds=size,
-        bucket_label=label,
-        start=first,
-        end=first + dt.timedelta(seconds=size * bars),
-        counts=counts,
-        total=sum(counts) + later,
-        later=later,
-        starts=starts,
-    )
-
-
-def _bucket_counts(qs: QuerySet[InterceptionRecord], size: int) -> list[tuple[dt.datetime, int]]:
-    plain = qs.order_by()
-    if embedded.database_is_postgresql(connection):
-        binned = _DateBin(
-            Value(dt.timedelta(seconds=size)), "timestamp", Value(ORIGIN), output_field=DateTimeField()
-        )
-        rows = plain.annotate(bucket=binned).values("bucket").annotate(n=Count("id"))
-        return [(row["bucket"], row["n"]) for row in rows]
-    origin = int(ORIGIN.timestamp())
-    index = _EpochBucket("timestamp", origin=origin, size=size)
-    rows = plain.annotate(bucket=index).values("bucket").annotate(n=Count("id"))
-    return [(ORIGIN + dt.timedelta(seconds=size * row["bucket"]), row["n"]) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -210,45 +148,154 @@ class Facet:
     values: list[FacetValue]
 
 
-def facets(qs: QuerySet[InterceptionRecord], *, limit: int = FACET_LIMIT) -> list[Facet]:
-    """The top `limit` values of each facet over the filtered records, most frequent
-    first (empty values left out), one GROUP BY … LIMIT each."""
-    plain = qs.order_by()
+def earliest(qs: QuerySet[InterceptionRecord]) -> dt.datetime | None:
+    """The oldest timestamp of the filter (the start of an all-time histogram)."""
+    return qs.order_by("timestamp", "id").values_list("timestamp", flat=True).first()
+
+
+def overview(
+    qs: QuerySet[InterceptionRecord], period: Period, *, now: dt.datetime, limit: int = FACET_LIMIT
+) -> tuple[Histogram | None, list[Facet]]:
+    """The histogram (None when the period has no start, i.e. all time, and no record
+    matches) and the facets of the filtered records. On PostgreSQL one statement reads the
+    period's rows once; elsewhere one GROUP BY each."""
+    start = period.since or earliest(qs)
+    if start is None:
+        return None, _facets({})
+    end = period.until or now
+    if end <= start:
+        end = start + dt.timedelta(minutes=1)
+    size, label = bucket_for(end - start)
+    buckets: list[tuple[dt.datetime, int]] = []
+    found: dict[str, list[tuple[str, int]]] = {}
+    if qs.query.is_empty():
+        pass
+    elif embedded.database_is_postgresql(connection):
+        buckets, found = _pg_overview(qs, size, limit)
+    else:
+        buckets = _bucket_counts(qs, size)
+        found = {name: _column_facet(qs, column, limit) for name, _, column in FACETS}
+    first = _floor(start, size)
+    bars = max(1, math.ceil((end - first).total_seconds() / size))
+    counts = [0] * bars
+    later = 0
+    for at, n in buckets:
+        index = math.floor((at - first).total_seconds() / size)
+        if index >= bars:
+            later += n
+        elif index >= 0:
+            counts[index] += n
+    hist = Histogram(
+        bucket_seconds=size,
+        bucket_label=label,
+        start=first,
+        end=first + dt.timedelta(seconds=size * bars),
+        counts=counts,
+        total=sum(counts) + later,
+        later=later,
+        starts=[first + dt.timedelta(seconds=size * i) for i in range(bars)],
+    )
+    return hist, _facets(found)
+
+
+def _facets(found: Mapping[str, list[tuple[str, int]]]) -> list[Facet]:
+    hooks = hook_names(key for key, _ in found.get("hook", []))
+    agents = agent_slugs_by_id(int(v) for v, _ in found.get("agent", []))
     result = []
-    for name, label, column in FACETS:
-        if column == "hook_ids":
-            values = _hook_facet(plain, limit)
-        else:
-            rows = (
-                plain.exclude(**{column: ""})
-                .values_list(column)
-                .annotate(n=Count("id"))
-                .order_by("-n", column)[:limit]
-            )
-            values = [FacetValue(value=v, label=v, count=n) for v, n in rows]
+    for name, label, _ in FACETS:
+        values = []
+        for raw, n in found.get(name, []):
+            value = agents.get(int(raw), raw) if name == "agent" else raw
+            shown = hooks.get(value, value) if name == "hook" else value
+            values.append(FacetValue(value=value, label=shown, count=n))
         result.append(Facet(name=name, label=label, values=values))
     return result
 
 
-def _hook_facet(qs: QuerySet[InterceptionRecord], limit: int) -> list[FacetValue]:
-    if qs.query.is_empty():
-        return []
+def _bucket_counts(qs: QuerySet[InterceptionRecord], size: int) -> list[tuple[dt.datetime, int]]:
+    origin = int(ORIGIN.timestamp())
+    index = _EpochBucket("timestamp", origin=origin, size=size)
+    rows = qs.order_by().annotate(bucket=index).values("bucket").annotate(n=Count("id"))
+    return [(ORIGIN + dt.timedelta(seconds=size * row["bucket"]), row["n"]) for row in rows]
+
+
+def _column_facet(
+    qs: QuerySet[InterceptionRecord], column: str, limit: int
+) -> list[tuple[str, int]]:
+    plain = qs.order_by()
+    if column == "hook_ids":
+        return _hook_facet(plain, limit)
+    if column != "agent_id":
+        plain = plain.exclude(**{column: ""})
+    rows = plain.values_list(column).annotate(n=Count("id")).order_by("-n", column)[:limit]
+    return [(str(v), n) for v, n in rows]
+
+
+def _hook_facet(qs: QuerySet[InterceptionRecord], limit: int) -> list[tuple[str, int]]:
     inner, params = qs.values("hook_ids").query.sql_with_params()
-    if embedded.database_is_postgresql(connection):
-        sql = (
-            f"SELECT h, count(*) AS n FROM ({inner}) AS r "  # noqa: S608 - compiled queryset
-            "CROSS JOIN LATERAL unnest(r.hook_ids) AS h GROUP BY h ORDER BY n DESC, h LIMIT %s"
-        )
-    else:
-        sql = (
-            f"SELECT j.value, count(*) AS n FROM ({inner}) AS r, json_each(r.hook_ids) AS j "  # noqa: S608
-            "GROUP BY j.value ORDER BY n DESC, j.value LIMIT %s"
-        )
+    sql = (
+        f"SELECT j.value, count(*) AS n FROM ({inner}) AS r, json_each(r.hook_ids) AS j "  # noqa: S608 - compiled queryset
+        "GROUP BY j.value ORDER BY n DESC, j.value LIMIT %s"
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, limit])
-        rows = [(str(key), int(n)) for key, n in cursor.fetchall()]
-    names = hook_names(key for key, _ in rows)
-    return [FacetValue(value=key, label=names.get(key, key), count=n) for key, n in rows]
+        return [(str(key), int(n)) for key, n in cursor.fetchall()]
+
+
+_COLUMNS = ("agent_id", "custom_agent", "outcome", "tool_name", "framework")
+
+
+def _pg_overview(
+    qs: QuerySet[InterceptionRecord], size: int, limit: int
+) -> tuple[list[tuple[dt.datetime, int]], dict[str, list[tuple[str, int]]]]:
+    """Buckets and facets in one statement: the filtered rows are read once into a
+    MATERIALIZED CTE; GROUPING SETS count the buckets and the five column facets, `unnest`
+    the hooks; a window keeps each facet's top `limit`."""
+    selected = qs.order_by().values("timestamp", *_COLUMNS, "hook_ids")
+    inner, params = selected.query.sql_with_params()
+    names = {"agent_id": "agent", **{c: c for c in _COLUMNS[1:]}}
+    which = " ".join(f"WHEN GROUPING(r.{c}) = 0 THEN '{names[c]}'" for c in _COLUMNS)
+    value = " ".join(f"WHEN GROUPING(r.{c}) = 0 THEN r.{c}::text" for c in _COLUMNS)
+    sets = ", ".join(["(r.b)", *(f"(r.{c})" for c in _COLUMNS)])
+    columns = ", ".join(f"q.{c}" for c in _COLUMNS)
+    # Every name interpolated here is a fixed column of this module; the compiled filter,
+    # the bucket size, the origin and the limits are parameters.
+    sql = f"""
+        WITH r AS MATERIALIZED (
+            SELECT date_bin(%s::interval, q.timestamp, %s::timestamptz) AS b, {columns},
+                   q.hook_ids
+            FROM ({inner}) AS q
+        ), g AS (
+            SELECT CASE WHEN GROUPING(r.b) = 0 THEN 'bucket' {which} END AS facet,
+                   CASE WHEN GROUPING(r.b) = 0
+                        THEN extract(epoch FROM r.b)::bigint::text {value} END AS value,
+                   count(*) AS n
+            FROM r GROUP BY GROUPING SETS ({sets})
+        ), ranked AS (
+            SELECT facet, value, n,
+                   row_number() OVER (PARTITION BY facet ORDER BY n DESC, value) AS position
+            FROM g WHERE facet = 'bucket' OR value <> ''
+        )
+        SELECT facet, value, n FROM ranked WHERE facet = 'bucket' OR position <= %s
+        UNION ALL
+        SELECT * FROM (
+            SELECT 'hook', h, count(*) FROM r CROSS JOIN LATERAL unnest(r.hook_ids) AS h
+            GROUP BY h ORDER BY count(*) DESC, h LIMIT %s
+        ) AS hooks
+    """  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [dt.timedelta(seconds=size), ORIGIN, *params, limit, limit])
+        rows = cursor.fetchall()
+    buckets: list[tuple[dt.datetime, int]] = []
+    found: dict[str, list[tuple[str, int]]] = {}
+    for facet, raw, n in rows:
+        if facet == "bucket":
+            buckets.append((dt.datetime.fromtimestamp(int(raw), tz=dt.UTC), int(n)))
+        else:
+            found.setdefault(facet, []).append((str(raw), int(n)))
+    for values in found.values():
+        values.sort(key=lambda item: (-item[1], item[0]))
+    return buckets, found
 
 
 def tool_suggestions(

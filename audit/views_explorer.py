@@ -53,8 +53,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         qs = selectors.records_filter(effective, user=request.user, now=now)
         page = selectors.records_page(qs, request.GET.get("cursor") or None, limit)
         if not list_only:
-            hist = explorer.histogram(qs, period, now=now)
-            found = explorer.facets(qs)
+            hist, found = explorer.overview(qs, period, now=now)
     except InvalidInput as exc:
         error = exc
     cursor = request.GET.get("cursor", "")
@@ -83,7 +82,9 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         "hook_names": names,
         **_saved_context(request, query),
     }
-    push_url = forms.query_url(request.path, filters, cursor=cursor)
+    push_url = forms.query_url(
+        request.path, filters, limit=request.GET.get("limit"), cursor=cursor
+    )
     return render_page(
         request,
         "audit/records.html",
