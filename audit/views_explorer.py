@@ -5,8 +5,10 @@ keep their place in the URL, tool/hook suggestions and per-user saved views.
 Reads go through `audit.selectors.records_filter` (the one filter, shared with the API and
 the export) and `audit.explorer` (period, histogram, facets, suggestions); saved views
 through `audit.saved_views`. An htmx request gets a partial of the same page: the whole
-results region (`results`), or only the table and pager when paging (`list`, HX-Target
-`record-list`: the histogram and facets do not change between pages).
+results region (`results`, the form's own submission), the form and the results
+(`explorer`, HX-Target `explorer-root`: a facet or chip click changes the form's values),
+or only the table and pager when paging (`list`, HX-Target `record-list`: the histogram
+and facets do not change between pages).
 """
 
 from __future__ import annotations
@@ -89,10 +91,20 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         request,
         "audit/records.html",
         context,
-        partial="list" if list_only else "results",
+        partial=_partial(request),
         status=400 if error else 200,
         push_url=push_url,
     )
+
+
+def _partial(request: HtmxHttpRequest) -> str:
+    """What an htmx request swaps: the list (a page turn), the form and the results (a
+    facet or a filter chip: the form must show the new filter), or the results (the
+    form's own submission)."""
+    target = request.headers.get("HX-Target")
+    if target == "record-list":
+        return "list"
+    return "explorer" if target == "explorer-root" else "results"
 
 
 def is_list_request(request: HtmxHttpRequest) -> bool:

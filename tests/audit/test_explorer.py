@@ -161,8 +161,13 @@ def test_facets_count_the_filter_and_a_click_filters(auditor_client: Client, wor
     assert _facet(body, "tool_name")["Bash"][0] == 2
     hooks = _facet(body, "hook")
     assert hooks[DANGER_HOOK][0] == 2
-    denied = auditor_client.get(outcomes["denied"][1], **HTMX)
+    denied = auditor_client.get(
+        outcomes["denied"][1], HTTP_HX_REQUEST="true", HTTP_HX_TARGET="explorer-root"
+    )
     assert len(_shown(denied)) == 2
+    # A facet re-draws the form with the results, so the form shows the new filter.
+    assert denied.content.decode().lstrip().startswith('<div id="explorer-root">')
+    assert '<option value="denied" selected>' in denied.content.decode()
     assert denied["HX-Push-Url"] == "/audit/?outcome=denied&range=7d"
     narrowed = denied.content.decode()
     assert _facet(narrowed, "agent") == {
