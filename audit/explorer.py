@@ -284,7 +284,7 @@ def _pg_overview(
         ) AS hooks
     """  # noqa: S608
     with connection.cursor() as cursor:
-        cursor.execute(sql, [dt.timedelta(seconds=size), ORIGIN, *params, limit, limit])
+        cursor.execute(sql, [f"{size} seconds", ORIGIN, *params, limit, limit])
         rows = cursor.fetchall()
     buckets: list[tuple[dt.datetime, int]] = []
     found: dict[str, list[tuple[str, int]]] = {}

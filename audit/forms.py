@@ -243,7 +243,9 @@ def facet_rows(
     return rows
 
 
-def active_chips(path: str, filters: Mapping[str, str], labels: Mapping[str, str]) -> list[dict[str, str]]:
+def active_chips(
+    path: str, filters: Mapping[str, str], labels: Mapping[str, str]
+) -> list[dict[str, str]]:
     """The filters in force other than the period, each with the URL without it."""
     return [
         {
@@ -272,7 +274,8 @@ def histogram_svg(path: str, filters: Mapping[str, str], hist: explorer.Histogra
     size = hist.bucket_seconds
     span = size * len(hist.counts)
     label_step = next(
-        (s for s in _LABEL_STEPS if s % size == 0 and span / s <= 8), size * max(1, len(hist.counts) // 8)
+        (s for s in _LABEL_STEPS if s % size == 0 and span / s <= 8),
+        size * max(1, len(hist.counts) // 8),
     )
     with_day = span > 86400 or hist.starts[0].date() != hist.starts[-1].date()
     axis = []

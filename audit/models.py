@@ -380,9 +380,7 @@ class SavedView(models.Model):
         ordering = ["name", "id"]
         constraints = [
             # Also the index of the owner's list (owner first).
-            models.UniqueConstraint(
-                "owner", Lower("name"), name="savedview_unique_owner_name"
-            )
+            models.UniqueConstraint("owner", Lower("name"), name="savedview_unique_owner_name")
         ]
 
     def __str__(self) -> str:

@@ -27,7 +27,9 @@ from console.roles import Role
 from console.web import HtmxHttpRequest, render_page, role_required
 
 
-def _saved_context(request: HtmxHttpRequest, query: str, error: DomainError | None = None) -> dict[str, Any]:
+def _saved_context(
+    request: HtmxHttpRequest, query: str, error: DomainError | None = None
+) -> dict[str, Any]:
     views = saved_views.saved_views_for_user(request.user)
     return {
         "saved_views": [{"view": v, "url": saved_views.saved_view_url(v)} for v in views],
@@ -60,7 +62,9 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         error = exc
     cursor = request.GET.get("cursor", "")
     hook_keys = [v.value for f in found if f.name == "hook" for v in f.values]
-    names = hook_names([*(k for r in page.items for k in r.hook_ids), filters.get("hook"), *hook_keys])
+    names = hook_names(
+        [*(k for r in page.items for k in r.hook_ids), filters.get("hook"), *hook_keys]
+    )
     query = forms.query_url("", filters).lstrip("?")
     context = {
         "audit_tab": "records",
@@ -84,9 +88,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         "hook_names": names,
         **_saved_context(request, query),
     }
-    push_url = forms.query_url(
-        request.path, filters, limit=request.GET.get("limit"), cursor=cursor
-    )
+    push_url = forms.query_url(request.path, filters, limit=request.GET.get("limit"), cursor=cursor)
     return render_page(
         request,
         "audit/records.html",

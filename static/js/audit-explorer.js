@@ -1,6 +1,7 @@
 // The record explorer (/audit/): a period is either a relative range or since/until, so
 // choosing one clears the other before the form is sent (the server refuses both, naming
-// `range`); on a narrow screen the facets start folded above the results.
+// `range`); on a narrow screen the facets start folded above the results and the histogram
+// shows its newest end.
 (function () {
   "use strict";
 
@@ -36,6 +37,10 @@
 
   function foldFacets(root) {
     if (!window.matchMedia("(max-width: 640px)").matches) return;
+    // The histogram scrolls sideways on a phone: start at its newest end.
+    (root || document).querySelectorAll("figure.histogram").forEach(function (figure) {
+      figure.scrollLeft = figure.scrollWidth;
+    });
     (root || document).querySelectorAll("details[data-facets]").forEach(function (details) {
       details.open = false;
     });

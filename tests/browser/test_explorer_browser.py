@@ -46,9 +46,15 @@ def test_auditor_explores_records_with_histogram_facets_and_a_saved_view(
         expect(bars).to_have_count(85)
         expect(page.locator("[data-total]")).to_have_attribute("data-total", "14")
         expect(page.locator("tr[data-record]")).to_have_count(14)
-        assert sum(int(v) for v in page.locator("figure.histogram rect.bar").evaluate_all(
-            "bars => bars.map(b => b.dataset.value)"
-        )) == 14
+        assert (
+            sum(
+                int(v)
+                for v in page.locator("figure.histogram rect.bar").evaluate_all(
+                    "bars => bars.map(b => b.dataset.value)"
+                )
+            )
+            == 14
+        )
         page.screenshot(path=str(SHOTS / "explorer-1440.png"), full_page=True)
 
         # A facet narrows in place and the URL follows; its chip takes it off again.
