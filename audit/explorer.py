@@ -2,11 +2,11 @@
 tool/hook suggestions, all over a `records_filter` queryset (the one filter).
 
 Every query here is bounded: the explorer page always has a period (`range=24h` when the
-URL names none). On PostgreSQL the histogram and the six facets are ONE statement that
-reads the period's rows once (`date_bin` buckets and facet columns as GROUPING SETS, the
-hooks by `unnest`, over a MATERIALIZED CTE); on SQLite one GROUP BY each (epoch arithmetic
-for the buckets). Facets keep their top FACET_LIMIT values; the suggestions read at most
-`SUGGEST_WINDOW` of records. The total is the sum of the histogram's buckets, so it is
+URL names none). The histogram is one GROUP BY (`date_bin` on PostgreSQL, epoch
+arithmetic on SQLite). The facets count at most the newest FACET_ROWS matches: on
+PostgreSQL ONE statement reads them once (the facet columns as GROUPING SETS, the hooks by
+`unnest`, over a MATERIALIZED CTE), on SQLite one GROUP BY each. Facets keep their top
+FACET_LIMIT values; the suggestions read at most `SUGGEST_WINDOW` of records. The total is the sum of the histogram's buckets, so it is
 exact and costs no extra query.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
-from django.db.models import BigIntegerField, Count, Func, QuerySet
+from django.db.models import BigIntegerField, Count, DateTimeField, Func, QuerySet, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -53,6 +53,9 @@ MAX_BARS = 120
 # weeks on Mondays.
 ORIGIN = dt.datetime(2001, 1, 1, tzinfo=dt.UTC)
 FACET_LIMIT = 8
+# Facets count at most the newest FACET_ROWS matches of the period (the histogram and the
+# total always count all of them): a 30-day period of a busy table stays one bounded read.
+FACET_ROWS = 50_000
 # (filter name, label, column): the facets of the sidebar, in order.
 FACETS: tuple[tuple[str, str, str], ...] = (
     ("agent", "Agent", "agent_id"),
@@ -104,6 +107,13 @@ def _floor(at: dt.datetime, size: int) -> dt.datetime:
     return ORIGIN + dt.timedelta(seconds=math.floor(offset / size) * size)
 
 
+class _DateBin(Func):
+    """PostgreSQL's date_bin(interval, timestamp, origin): the start of the bucket."""
+
+    function = "date_bin"
+    output_field = DateTimeField()
+
+
 class _EpochBucket(Func):
     """SQLite: the bucket's index, floor((epoch seconds - origin) / size)."""
 
@@ -131,6 +141,7 @@ class Histogram:
     counts: list[int]
     total: int
     later: int = 0  # records timestamped after `end` (clocks ahead of the console's)
+    facet_rows: int = 0  # the rows the facets counted: total, or the newest FACET_ROWS
     starts: list[dt.datetime] = field(default_factory=list)
 
 
@@ -157,8 +168,9 @@ def overview(
     qs: QuerySet[InterceptionRecord], period: Period, *, now: dt.datetime, limit: int = FACET_LIMIT
 ) -> tuple[Histogram | None, list[Facet]]:
     """The histogram (None when the period has no start, i.e. all time, and no record
-    matches) and the facets of the filtered records. On PostgreSQL one statement reads the
-    period's rows once; elsewhere one GROUP BY each."""
+    matches) and the facets of the filtered records: the buckets are one GROUP BY (an
+    index-only scan when only the period filters), the facets count the newest FACET_ROWS
+    matches at most, on PostgreSQL in one statement, elsewhere one GROUP BY each."""
     start = period.since or earliest(qs)
     if start is None:
         return None, _facets({})
@@ -168,13 +180,19 @@ def overview(
     size, label = bucket_for(end - start)
     buckets: list[tuple[dt.datetime, int]] = []
     found: dict[str, list[tuple[str, int]]] = {}
-    if qs.query.is_empty():
-        pass
-    elif embedded.database_is_postgresql(connection):
-        buckets, found = _pg_overview(qs, size, limit)
-    else:
+    rows = 0
+    if not qs.query.is_empty():
         buckets = _bucket_counts(qs, size)
-        found = {name: _column_facet(qs, column, limit) for name, _, column in FACETS}
+        matched = sum(n for _, n in buckets)
+        rows = min(matched, FACET_ROWS)
+        sampled = matched > FACET_ROWS
+        if embedded.database_is_postgresql(connection):
+            found = _pg_facets(qs, limit, rows=FACET_ROWS if sampled else None)
+        else:
+            if sampled:
+                newest = qs.order_by("-timestamp", "-id").values("pk")[:FACET_ROWS]
+                qs = qs.filter(pk__in=newest)
+            found = {name: _column_facet(qs, column, limit) for name, _, column in FACETS}
     first = _floor(start, size)
     bars = max(1, math.ceil((end - first).total_seconds() / size))
     counts = [0] * bars
@@ -193,6 +211,7 @@ def overview(
         counts=counts,
         total=sum(counts) + later,
         later=later,
+        facet_rows=rows,
         starts=[first + dt.timedelta(seconds=size * i) for i in range(bars)],
     )
     return hist, _facets(found)
@@ -213,6 +232,10 @@ def _facets(found: Mapping[str, list[tuple[str, int]]]) -> list[Facet]:
 
 
 def _bucket_counts(qs: QuerySet[InterceptionRecord], size: int) -> list[tuple[dt.datetime, int]]:
+    if embedded.database_is_postgresql(connection):
+        binned = _DateBin(Value(f"{size} seconds"), "timestamp", Value(ORIGIN))
+        by_bin = qs.order_by().annotate(bucket=binned).values("bucket").annotate(n=Count("id"))
+        return [(row["bucket"], row["n"]) for row in by_bin]
     origin = int(ORIGIN.timestamp())
     index = _EpochBucket("timestamp", origin=origin, size=size)
     rows = qs.order_by().annotate(bucket=index).values("bucket").annotate(n=Count("id"))
@@ -245,38 +268,35 @@ def _hook_facet(qs: QuerySet[InterceptionRecord], limit: int) -> list[tuple[str,
 _COLUMNS = ("agent_id", "custom_agent", "outcome", "tool_name", "framework")
 
 
-def _pg_overview(
-    qs: QuerySet[InterceptionRecord], size: int, limit: int
-) -> tuple[list[tuple[dt.datetime, int]], dict[str, list[tuple[str, int]]]]:
-    """Buckets and facets in one statement: the filtered rows are read once into a
-    MATERIALIZED CTE; GROUPING SETS count the buckets and the five column facets, `unnest`
-    the hooks; a window keeps each facet's top `limit`."""
-    selected = qs.order_by().values("timestamp", *_COLUMNS, "hook_ids")
+def _pg_facets(
+    qs: QuerySet[InterceptionRecord], limit: int, *, rows: int | None
+) -> dict[str, list[tuple[str, int]]]:
+    """The facets in one statement: the filtered rows (the newest `rows` when given) are
+    read once into a MATERIALIZED CTE; GROUPING SETS count the five column facets,
+    `unnest` the hooks; a window keeps each facet's top `limit`."""
+    if rows is None:
+        selected = qs.order_by().values(*_COLUMNS, "hook_ids")
+    else:
+        selected = qs.order_by("-timestamp", "-id").values(*_COLUMNS, "hook_ids")[:rows]
     inner, params = selected.query.sql_with_params()
     names = {"agent_id": "agent", **{c: c for c in _COLUMNS[1:]}}
     which = " ".join(f"WHEN GROUPING(r.{c}) = 0 THEN '{names[c]}'" for c in _COLUMNS)
     value = " ".join(f"WHEN GROUPING(r.{c}) = 0 THEN r.{c}::text" for c in _COLUMNS)
-    sets = ", ".join(["(r.b)", *(f"(r.{c})" for c in _COLUMNS)])
+    sets = ", ".join(f"(r.{c})" for c in _COLUMNS)
     columns = ", ".join(f"q.{c}" for c in _COLUMNS)
-    # Every name interpolated here is a fixed column of this module; the compiled filter,
-    # the bucket size, the origin and the limits are parameters.
+    # Every name interpolated here is a fixed column of this module; the compiled filter
+    # and the limits are parameters.
     sql = f"""
-        WITH r AS MATERIALIZED (
-            SELECT date_bin(%s::interval, q.timestamp, %s::timestamptz) AS b, {columns},
-                   q.hook_ids
-            FROM ({inner}) AS q
-        ), g AS (
-            SELECT CASE WHEN GROUPING(r.b) = 0 THEN 'bucket' {which} END AS facet,
-                   CASE WHEN GROUPING(r.b) = 0
-                        THEN extract(epoch FROM r.b)::bigint::text {value} END AS value,
-                   count(*) AS n
+        WITH r AS MATERIALIZED (SELECT {columns}, q.hook_ids FROM ({inner}) AS q),
+        g AS (
+            SELECT CASE {which} END AS facet, CASE {value} END AS value, count(*) AS n
             FROM r GROUP BY GROUPING SETS ({sets})
         ), ranked AS (
             SELECT facet, value, n,
                    row_number() OVER (PARTITION BY facet ORDER BY n DESC, value) AS position
-            FROM g WHERE facet = 'bucket' OR value <> ''
+            FROM g WHERE value <> ''
         )
-        SELECT facet, value, n FROM ranked WHERE facet = 'bucket' OR position <= %s
+        SELECT facet, value, n FROM ranked WHERE position <= %s
         UNION ALL
         SELECT * FROM (
             SELECT 'hook', h, count(*) FROM r CROSS JOIN LATERAL unnest(r.hook_ids) AS h
@@ -284,18 +304,14 @@ def _pg_overview(
         ) AS hooks
     """  # noqa: S608
     with connection.cursor() as cursor:
-        cursor.execute(sql, [f"{size} seconds", ORIGIN, *params, limit, limit])
-        rows = cursor.fetchall()
-    buckets: list[tuple[dt.datetime, int]] = []
+        cursor.execute(sql, [*params, limit, limit])
+        fetched = cursor.fetchall()
     found: dict[str, list[tuple[str, int]]] = {}
-    for facet, raw, n in rows:
-        if facet == "bucket":
-            buckets.append((dt.datetime.fromtimestamp(int(raw), tz=dt.UTC), int(n)))
-        else:
-            found.setdefault(facet, []).append((str(raw), int(n)))
+    for facet, raw, n in fetched:
+        found.setdefault(facet, []).append((str(raw), int(n)))
     for values in found.values():
         values.sort(key=lambda item: (-item[1], item[0]))
-    return buckets, found
+    return found
 
 
 def tool_suggestions(

@@ -179,6 +179,21 @@ def test_facets_count_the_filter_and_a_click_filters(auditor_client: Client, wor
     assert 'data-chip="outcome"' in narrowed and 'href="/audit/?range=7d"' in narrowed
 
 
+def test_facets_of_a_large_period_count_its_newest_rows(
+    auditor_client: Client, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(explorer, "FACET_ROWS", 3)
+    body = auditor_client.get("/audit/?range=all").content.decode()
+    assert _total(body) == 14  # the histogram and the total count everything
+    assert "Counted over the newest 3 of the 14 records." in body
+    assert {k: v[0] for k, v in _facet(body, "outcome").items()} == {
+        "allowed": 1,
+        "denied": 1,
+        "warned": 1,
+    }
+    assert {k: v[0] for k, v in _facet(body, "agent").items()} == {"sre-agent": 3}
+
+
 def test_tool_prefix_is_case_insensitive_and_literal(auditor_client: Client, world: World) -> None:
     shown = set(_shown(auditor_client.get("/audit/?range=all&tool_prefix=RESTART")))
     assert shown == {world.record("sess-alpha", 2).pk}
