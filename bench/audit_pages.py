@@ -3,7 +3,7 @@
     .venv/bin/python bench/audit_pages.py [--records 1000000] [--repeat 10]
 
 Uses its own database (console_auditui_bench; override with BENCH_DATABASE_URL). Seeds
-with `audit_seed_records`' SQL (5 agents, 30 days) up to --records rows, then ANALYZE.
+with `audit_seed_records`' SQL (5 agents, 30 days) up to --records rows, then VACUUM ANALYZE.
 Each page is rendered --repeat times in-process (Django test client, logged-in auditor,
 the whole middleware stack and template) and reported as p50/p95, beside a baseline
 measured in the same run on the same rows:
