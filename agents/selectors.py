@@ -408,6 +408,31 @@ def hook_keys_matching(value: str, *, agent_slug: str | None = None) -> list[str
     return [value, *named.values_list("key", flat=True)]
 
 
+def agent_slugs_by_id(ids: Any) -> dict[int, str]:
+    """{agent id: slug} for these ids (the record facets group by agent id)."""
+    wanted = {int(pk) for pk in ids}
+    if not wanted:
+        return {}
+    return dict(Agent.objects.filter(pk__in=wanted).values_list("pk", "slug"))
+
+
+def hook_keys_with_prefix(prefix: str, *, agent_slug: str | None = None, limit: int) -> list[str]:
+    """What a `hook_prefix=` filter means: the keys of up to `limit` hooks whose name or key
+    starts with `prefix`, case-insensitive (of one agent when `agent_slug` is given)."""
+    value = prefix.strip()
+    hooks = Hook.objects.filter(Q(name__istartswith=value) | Q(key__istartswith=value))
+    if agent_slug:
+        hooks = hooks.filter(agent__slug=agent_slug)
+    return list(hooks.order_by("key").values_list("key", flat=True)[:limit])
+
+
+def hooks_with_prefix(prefix: str, *, limit: int) -> list[tuple[str, str]]:
+    """(name, agent slug) of up to `limit` hooks whose name starts with `prefix`,
+    case-insensitive, by name: suggestions for a hook name filter."""
+    hooks = Hook.objects.filter(name__istartswith=prefix.strip()).order_by("name", "key")
+    return list(hooks.values_list("name", "agent__slug")[:limit])
+
+
 HOOK_REVISIONS_SHOWN = 20
 
 

@@ -382,3 +382,54 @@ def lines(
     parts += _x_labels(categories, left, step, height - 8, right)
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped
+
+
+def histogram(
+    *,
+    counts: Sequence[int],
+    labels: Sequence[str],
+    links: Sequence[str],
+    axis_labels: Sequence[str],
+    label: str,
+    width: int = 960,
+    height: int = 150,
+    color: str = "#2f5bd3",
+    empty_message: str = "No records in this period",
+) -> SafeString:
+    """The explorer's histogram: one bar per time bucket, each a link (to the period of that
+    bucket) with a `<title>` and `aria-label` naming its bucket and count; a count axis on
+    the left and up to ~8 time labels (`axis_labels`, "" for none) below. `labels` name each
+    bucket in full. Empty buckets get a transparent full-height link so every period can be
+    opened."""
+    if not counts or not any(counts):
+        return _empty(width, height, label, empty_message)
+    top, left, right = 10.0, 48, width - 8
+    bottom = height - 22.0
+    axis = nice_axis(max(counts), ticks=3)
+    y_max = axis[0]
+    step = (right - left) / len(counts)
+    gap = 1.0 if step > 4 else 0.0
+    parts = _open(width, height, label)
+    parts += _y_axis(top, bottom, left, right, axis)
+    for i, count in enumerate(counts):
+        x = left + step * i
+        h = (bottom - top) * count / y_max
+        text = f"{labels[i]}: {_fmt(count)} record{'' if count == 1 else 's'}"
+        parts.append(
+            f'<a href="{escape(links[i])}" class="hist-link" aria-label="{escape(text)}">'
+            f'<rect class="hist-hit" x="{x:.1f}" y="{top:.1f}" width="{step:.2f}" '
+            f'height="{bottom - top:.1f}" fill="transparent"/>'
+            f'<rect class="bar" data-value="{count}" x="{x + gap / 2:.1f}" '
+            f'y="{bottom - h:.1f}" width="{max(step - gap, 0.8):.2f}" height="{h:.1f}" '
+            f'fill="{color}"/><title>{escape(text)}</title></a>'
+        )
+    for i, text in enumerate(axis_labels):
+        if text:
+            x = left + step * i
+            parts.append(
+                f'<line x1="{x:.1f}" y1="{bottom:.1f}" x2="{x:.1f}" y2="{bottom + 4:.1f}" '
+                f'stroke="#c9d0db"/><text x="{x:.1f}" y="{height - 6:.1f}" '
+                f'text-anchor="start" fill="#5d6878">{escape(text)}</text>'
+            )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped

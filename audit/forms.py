@@ -20,7 +20,7 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import selectors
+from audit import charts, explorer, selectors
 from audit.selectors import FILTER_CHOICES, GOVERNANCE_FILTERS, RECORD_FILTERS
 
 EXPORT_URL_NAME = "api-records-export"
@@ -126,22 +126,36 @@ def _actors() -> list[tuple[str, str]]:
     return [(label, label) for label in selectors.governance_actor_labels()]
 
 
+RANGE_CHOICES: list[tuple[str, str]] = [
+    ("15m", "Last 15 minutes"),
+    ("1h", "Last hour"),
+    ("24h", "Last 24 hours"),
+    ("7d", "Last 7 days"),
+    ("30d", "Last 30 days"),
+    ("all", "All time"),
+]
+
+
 class RecordFilterForm(FilterForm):
     names = RECORD_FILTERS
 
-    agent = FilterField("Agent", "agent", choices=_agents)
-    outcome = FilterField("Outcome", "choice", choices=_fixed("outcome"))
-    interception_point = FilterField(
-        "Interception point", "choice", choices=_fixed("interception_point")
-    )
-    tool_name = FilterField("Tool name", "text", "e.g. ExecuteShellCommand")
-    q = FilterField("Reason text", "search", "contains…")
+    range = FilterField("Period", "range", choices=lambda: RANGE_CHOICES)
     since = FilterField("Since", "text", "2026-01-31")
     until = FilterField("Until", "text", "2026-02-01T09:00Z")
+    agent = FilterField("Agent", "agent", choices=_agents)
+    outcome = FilterField("Outcome", "choice", choices=_fixed("outcome"))
+    tool_prefix = FilterField("Tool starts with", "suggest", "e.g. exec")
+    hook_prefix = FilterField("Hook starts with", "suggest", "hook name")
+    q = FilterField("Reason text", "search", "contains…")
+    interception_point = FilterField(
+        "Interception point", "choice", advanced=True, choices=_fixed("interception_point")
+    )
+    tool_name = FilterField("Tool name (exact)", "text", "e.g. ExecuteShellCommand", advanced=True)
+    hook = FilterField("Hook (exact)", "text", "name or hk_…", advanced=True)
     custom_agent = FilterField("Custom agent", "text", "e.g. my_hooked_agent", advanced=True)
+    framework = FilterField("Framework", "text", "e.g. agent_framework", advanced=True)
     session_id = FilterField("Session", "text", "session id", advanced=True)
     decision = FilterField("Decision", "choice", advanced=True, choices=_fixed("decision"))
-    hook = FilterField("Hook", "text", "name or hk_…", advanced=True)
     mode = FilterField("Mode", "choice", advanced=True, choices=_fixed("mode"))
     reason = FilterField("Reason code", "text", "exact, e.g. dangerous_command", advanced=True)
     decided_hook = FilterField("Deciding hook", "text", "exact hook key hk_…", advanced=True)
@@ -200,18 +214,104 @@ def export_links(
     ]
 
 
-def quick_ranges(path: str, filters: Mapping[str, str]) -> list[dict[str, str]]:
-    now = timezone.now().astimezone(dt.UTC).replace(microsecond=0, second=0)
-    rest = {k: v for k, v in filters.items() if k not in ("since", "until")}
-    ranges = (
-        ("Last hour", dt.timedelta(hours=1)),
-        ("24 h", dt.timedelta(days=1)),
-        ("7 days", dt.timedelta(days=7)),
-        ("30 days", dt.timedelta(days=30)),
-    )
-    result = [
-        {"label": label, "url": query_url(path, {**rest, "since": (now - delta).isoformat()})}
-        for label, delta in ranges
+# --- the explorer's links: facets, active filters, histogram bars ------------------------
+
+PERIOD_NAMES = ("range", "since", "until")
+# Filters a facet or chip replaces along with its own (an exact value drops the prefix).
+_REPLACES = {"tool_name": ("tool_prefix",), "hook": ("hook_prefix",)}
+CHIP_LABELS = {
+    "tool_prefix": "tool starts with",
+    "hook_prefix": "hook starts with",
+    "tool_name": "tool",
+    "custom_agent": "custom agent",
+    "session_id": "session",
+    "interception_point": "point",
+    "q": "reason contains",
+}
+
+
+def facet_rows(
+    path: str, filters: Mapping[str, str], found: Sequence[explorer.Facet]
+) -> list[dict[str, Any]]:
+    """Each facet with its values as links: a value adds its filter (replacing that filter's
+    other value, and the prefix an exact value makes moot); the active value removes it."""
+    rows = []
+    for facet in found:
+        values = []
+        for item in facet.values:
+            active = filters.get(facet.name) == item.value
+            rest = {
+                k: v
+                for k, v in filters.items()
+                if k != facet.name and k not in _REPLACES.get(facet.name, ())
+            }
+            url = query_url(path, rest if active else {**rest, facet.name: item.value})
+            values.append({"item": item, "active": active, "url": url})
+        rows.append({"facet": facet, "values": values})
+    return rows
+
+
+def active_chips(
+    path: str, filters: Mapping[str, str], labels: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """The filters in force other than the period, each with the URL without it."""
+    return [
+        {
+            "name": name,
+            "label": CHIP_LABELS.get(name, name.replace("_", " ")),
+            "value": labels.get(value, value) if name == "hook" else value,
+            "url": query_url(path, {k: v for k, v in filters.items() if k != name}),
+        }
+        for name, value in filters.items()
+        if name not in PERIOD_NAMES
     ]
-    result.append({"label": "All time", "url": query_url(path, rest)})
-    return result
+
+
+def _instant(at: dt.datetime) -> str:
+    return at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
+
+
+# Spacing of the time axis' labels: the first of these (a multiple of the bucket) that
+# leaves at most 8 labels.
+_LABEL_STEPS = (300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
+
+
+def histogram_svg(path: str, filters: Mapping[str, str], hist: explorer.Histogram) -> Any:
+    """The histogram as SVG: each bar links to its bucket as an absolute since/until."""
+    rest = {k: v for k, v in filters.items() if k not in PERIOD_NAMES}
+    size = hist.bucket_seconds
+    span = size * len(hist.counts)
+    label_step = next(
+        (s for s in _LABEL_STEPS if s % size == 0 and span / s <= 8),
+        size * max(1, len(hist.counts) // 8),
+    )
+    with_day = span > 86400 or hist.starts[0].date() != hist.starts[-1].date()
+    axis = []
+    for at in hist.starts:
+        offset = int((at - explorer.ORIGIN).total_seconds())
+        if offset % label_step:
+            axis.append("")
+        elif size >= 86400:
+            axis.append(at.strftime("%b %-d"))
+        elif with_day and (at.hour, at.minute) == (0, 0) or at == hist.starts[0] and with_day:
+            axis.append(at.strftime("%b %-d %H:%M"))
+        else:
+            axis.append(at.strftime("%H:%M"))
+    step = dt.timedelta(seconds=size)
+    fmt = "%Y-%m-%d" if size >= 86400 else "%Y-%m-%d %H:%M"
+    labels = [f"{at.strftime(fmt)} UTC, {hist.bucket_label}" for at in hist.starts]
+    links = [
+        query_url(path, {**rest, "since": _instant(at), "until": _instant(at + step)})
+        for at in hist.starts
+    ]
+    return charts.histogram(
+        counts=hist.counts,
+        labels=labels,
+        links=links,
+        axis_labels=axis,
+        label=f"Records per {hist.bucket_label}, {_fmt_count(hist.total)} in all",
+    )
+
+
+def _fmt_count(n: int) -> str:
+    return f"{n:,} record{'' if n == 1 else 's'}"

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Lookup
+from django.db.models.functions import Lower
 
 from agents.models import Mode
 from console import embedded
@@ -28,9 +29,11 @@ GENESIS_HASH = "0" * 64
 if TYPE_CHECKING:
     _ListField = models.Field[list[str], list[str]]
     _StrLookup = Lookup[str]
+    _ListLookup = Lookup[list[str]]
 else:
     _ListField = models.Field
     _StrLookup = Lookup
+    _ListLookup = Lookup
 
 
 class InterceptionPoint(models.TextChoices):
@@ -114,6 +117,33 @@ class HookIdsHas(_StrLookup):
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
         return f"{lhs} @> ARRAY[{rhs}]::text[]", [*lhs_params, *rhs_params]
+
+
+@HookIdsField.register_lookup
+class HookIdsHasAny(_ListLookup):
+    """`hook_ids__has_any=[ids]`: the list shares an id with `ids` (one array overlap,
+    `&&`, on the GIN index on PostgreSQL). `ids` must not be empty."""
+
+    lookup_name = "has_any"
+    prepare_rhs = False
+
+    def get_db_prep_lookup(self, value: Any, connection: BaseDatabaseWrapper) -> Any:
+        items = [str(item) for item in value]
+        if embedded.database_is_postgresql(connection):
+            return ("%s", [items])
+        return (", ".join(["%s"] * len(items)), items)
+
+    def as_sql(self, compiler: Any, connection: BaseDatabaseWrapper) -> Any:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        # lhs/rhs are compiled column references and placeholders, never user text.
+        sql = f"EXISTS (SELECT 1 FROM json_each({lhs}) AS hook WHERE hook.value IN ({rhs}))"  # noqa: S608
+        return sql, [*lhs_params, *rhs_params]
+
+    def as_postgresql(self, compiler: Any, connection: BaseDatabaseWrapper) -> Any:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} && {rhs}::text[]", [*lhs_params, *rhs_params]
 
 
 class InterceptionRecord(models.Model):
@@ -416,3 +446,28 @@ class RecordProblemRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_grain_display()} {self.bucket:%Y-%m-%d %H:%M} {self.outcome} {self.reason}: {self.records}"
+
+SAVED_VIEWS_PER_USER = 50
+
+
+class SavedView(models.Model):
+    """An auditor's named record filter: `query` is the explorer's query string (filters
+    and period, never a cursor), so opening it re-runs the search; a relative `range`
+    stays relative. Names are unique per owner, case-insensitively (audit.saved_views)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    name = models.CharField(max_length=80)
+    query = models.CharField(max_length=2000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            # Also the index of the owner's list (owner first).
+            models.UniqueConstraint("owner", Lower("name"), name="savedview_unique_owner_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.owner_id})"

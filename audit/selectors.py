@@ -16,10 +16,14 @@ pages can carry their own parameters): agent (slug), custom_agent, session_id,
 interception_point, decision (allow|deny|transform), outcome (allowed|warned|denied|
 transformed|approved|rejected|expired|host_error, or several comma-separated: any of them),
 hook (hook key, or a hook's name: case-insensitive, the records of every hook of that
-name), tool_name, mode (enforce|evaluate_only), q (reason text, case-insensitive
-substring), reason (the exact reason code), decided_hook (the exact key of the hook that
-decided), since, until
-(ISO 8601; a date alone means its midnight UTC; since is inclusive, until exclusive).
+name), hook_prefix (the records of every configured hook whose name, or key, starts with
+it, case-insensitive), tool_name (exact), tool_prefix (tool names starting with it,
+case-insensitive), framework, mode (enforce|evaluate_only), q (reason text,
+case-insensitive substring), reason (the exact reason code), decided_hook (the exact key
+of the hook that decided), since, until (ISO 8601; a date alone means its midnight UTC;
+since is inclusive, until exclusive), range (15m|1h|24h|7d|30d: since = that long before
+the request, resolved when the request arrives, so a shared link keeps meaning "the last
+24 h"; `all` = no bound; not together with since/until).
 """
 
 from __future__ import annotations
@@ -34,12 +38,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
+from django.db.models.functions import Lower
 from django.http import Http404
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from agents.models import Agent, Mode
-from agents.selectors import hook_keys_matching
+from agents.selectors import hook_keys_matching, hook_keys_with_prefix
 from audit.models import (
     ChainVerification,
     DeadLetterReport,
@@ -68,6 +73,10 @@ RECORD_FILTERS: tuple[str, ...] = (
     "decided_hook",
     "since",
     "until",
+    "range",
+    "tool_prefix",
+    "hook_prefix",
+    "framework",
 )
 GOVERNANCE_FILTERS: tuple[str, ...] = ("action", "actor", "agent", "q", "since", "until")
 
@@ -78,6 +87,17 @@ FILTER_CHOICES: dict[str, list[tuple[str, str]]] = {
     "outcome": list(Outcome.choices),
     "mode": list(Mode.choices),
 }
+# `range=`: the relative periods (resolved at request time), and `all` (no bound).
+RELATIVE_RANGES: dict[str, dt.timedelta] = {
+    "15m": dt.timedelta(minutes=15),
+    "1h": dt.timedelta(hours=1),
+    "24h": dt.timedelta(hours=24),
+    "7d": dt.timedelta(days=7),
+    "30d": dt.timedelta(days=30),
+}
+ALL_TIME = "all"
+# At most this many configured hooks stand for one `hook_prefix` (one array overlap).
+HOOK_PREFIX_KEYS = 500
 SESSIONS_LIMIT = 50
 BLOCKED = (Outcome.DENIED, Outcome.REJECTED, Outcome.EXPIRED, Outcome.HOST_ERROR)
 MAX_PAGE_SIZE = 500
@@ -166,10 +186,36 @@ def describe_filters(params: Mapping[str, Any], names: tuple[str, ...] = RECORD_
     return " ".join(f"{k}={v}" for k, v in cleaned.items()) or "(no filter)"
 
 
-def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[InterceptionRecord]:
+def time_bounds(
+    filters: Mapping[str, str], *, now: dt.datetime | None = None
+) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """The (since, until) a cleaned filter means: `range` resolved against `now` (the
+    request's time), else the parsed since/until. InvalidInput names a bad value, a range
+    given together with since/until, or an until not after since."""
+    if "range" in filters:
+        name = filters["range"]
+        if name != ALL_TIME and name not in RELATIVE_RANGES:
+            allowed = ", ".join([*RELATIVE_RANGES, ALL_TIME])
+            raise filter_error("range", f"{name!r} is not one of: {allowed}.")
+        if "since" in filters or "until" in filters:
+            raise filter_error("range", "give either range or since/until, not both.")
+        if name == ALL_TIME:
+            return None, None
+        return (now or timezone.now()) - RELATIVE_RANGES[name], None
+    since = parse_instant("since", filters["since"]) if "since" in filters else None
+    until = parse_instant("until", filters["until"]) if "until" in filters else None
+    if since is not None and until is not None and until <= since:
+        raise filter_error("until", "must be later than since.")
+    return since, until
+
+
+def records_filter(
+    params: Mapping[str, Any], *, user: Any, now: dt.datetime | None = None
+) -> QuerySet[InterceptionRecord]:
     """Records `user` may read that match the filters in `params`, newest first
     (ordered by -timestamp, -id, the keyset order `records_page` expects), with `agent`
-    and `seal` joined. Raises InvalidInput naming the first bad filter value."""
+    and `seal` joined. Raises InvalidInput naming the first bad filter value. `now` is
+    the instant a `range` counts back from (the request's time by default)."""
     filters = clean_filters(params)
     qs = records_visible_to(user).select_related("agent", "seal")
     for name, value in filters.items():
@@ -177,7 +223,7 @@ def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[Intercep
             raise filter_error(name, f"longer than {_MAX_FILTER_LENGTH} characters.")
     if "agent" in filters:
         qs = qs.filter(agent__slug=filters["agent"])
-    for name in ("custom_agent", "session_id", "tool_name"):
+    for name in ("custom_agent", "session_id", "tool_name", "framework"):
         if name in filters:
             qs = qs.filter(**{name: filters[name]})
     for name in ("interception_point", "decision", "mode"):
@@ -194,12 +240,19 @@ def records_filter(params: Mapping[str, Any], *, user: Any) -> QuerySet[Intercep
     if "hook" in filters:
         keys = hook_keys_matching(filters["hook"], agent_slug=filters.get("agent"))
         qs = qs.filter(functools.reduce(operator.or_, (Q(hook_ids__has=key) for key in keys)))
+    if "hook_prefix" in filters:
+        keys = hook_keys_with_prefix(
+            filters["hook_prefix"], agent_slug=filters.get("agent"), limit=HOOK_PREFIX_KEYS
+        )
+        qs = qs.filter(hook_ids__has_any=keys) if keys else qs.none()
+    if "tool_prefix" in filters:
+        # lower(tool_name) LIKE 'pre%': the record_tool_lower index on PostgreSQL.
+        qs = qs.alias(tool_lower=Lower("tool_name")).filter(
+            tool_lower__startswith=filters["tool_prefix"].lower()
+        )
     if "q" in filters:
         qs = qs.filter(reason__icontains=filters["q"])
-    since = parse_instant("since", filters["since"]) if "since" in filters else None
-    until = parse_instant("until", filters["until"]) if "until" in filters else None
-    if since is not None and until is not None and until <= since:
-        raise filter_error("until", "must be later than since.")
+    since, until = time_bounds(filters, now=now)
     if since is not None:
         qs = qs.filter(timestamp__gte=since)
     if until is not None:

@@ -1,5 +1,5 @@
-"""The auditor's pages at /audit/: record search, record detail, session timelines, recent
-sessions, governance events and the dashboard.
+"""The auditor's pages at /audit/: record detail, session timelines, recent sessions,
+governance events and the dashboard (the record explorer itself is `audit.views_explorer`).
 
 Read-only: no view here writes (the one POST of the audit pages, "Verify chain", is in
 `audit.views_verify`). The filter forms of `audit.forms` parse the query string;
@@ -96,47 +96,6 @@ def _event_rows(events: Iterable[GovernanceEvent]) -> list[dict[str, Any]]:
 def _session_url(row: dict[str, Any]) -> dict[str, Any]:
     path = reverse("audit:session", args=[row["session_id"]])
     return {**row, "url": forms.query_url(path, {"agent": row["agent__slug"]})}
-
-
-@require_GET
-@role_required(Role.AUDITOR)
-def records(request: HtmxHttpRequest) -> HttpResponse:
-    form = forms.RecordFilterForm(request.GET)
-    filters = form.filters
-    error: InvalidInput | None = None
-    page: selectors.Page[Any] = selectors.Page(items=[], next_cursor=None)
-    try:
-        limit = selectors.parse_limit(request.GET.get("limit"))
-        qs = selectors.records_filter(filters, user=request.user)
-        page = selectors.records_page(qs, request.GET.get("cursor") or None, limit)
-    except InvalidInput as exc:
-        error = exc
-    cursor = request.GET.get("cursor", "")
-    context = {
-        "audit_tab": "records",
-        "filters": filters,
-        "form": form,
-        "page": page,
-        "error": error,
-        "cursor": cursor,
-        "older_url": forms.query_url(
-            request.path, filters, limit=request.GET.get("limit"), cursor=page.next_cursor
-        ),
-        "newest_url": forms.query_url(request.path, filters, limit=request.GET.get("limit")),
-        "exports": forms.export_links(filters),
-        "described": selectors.describe_filters(filters),
-        "quick_ranges": forms.quick_ranges(request.path, filters),
-        **hooks_shown(request.user, (key for record in page.items for key in record.hook_ids)),
-    }
-    push_url = forms.query_url(request.path, filters, cursor=cursor)
-    return render_page(
-        request,
-        "audit/records.html",
-        context,
-        partial="results",
-        status=400 if error else 200,
-        push_url=push_url,
-    )
 
 
 @require_GET

@@ -24,10 +24,8 @@ def _shown(response: Any) -> list[int]:
     return [int(pk) for pk in re.findall(r'data-record="(\d+)"', response.content.decode())]
 
 
-def test_without_filters_every_record_is_listed_newest_first(
-    auditor_client: Client, world: World
-) -> None:
-    shown = _shown(auditor_client.get("/audit/"))
+def test_all_time_lists_every_record_newest_first(auditor_client: Client, world: World) -> None:
+    shown = _shown(auditor_client.get("/audit/?range=all"))
     assert len(shown) == 14
     assert shown[0] == world.record("sess-alpha", 5).pk
     assert shown[-1] == world.record("sess-gamma", 0).pk
@@ -51,7 +49,7 @@ def test_without_filters_every_record_is_listed_newest_first(
 def test_filters_in_the_url_narrow_the_table(
     auditor_client: Client, world: World, query: str, expected: set[tuple[str, int]]
 ) -> None:
-    shown = set(_shown(auditor_client.get(f"/audit/?{query}")))
+    shown = set(_shown(auditor_client.get(f"/audit/?{query}&range=all")))
     assert shown == {world.record(session, seq).pk for session, seq in expected}
 
 
@@ -79,20 +77,23 @@ def test_a_bad_filter_value_is_named_and_answered_400(auditor_client: Client, wo
 def test_htmx_request_gets_only_the_results_partial_and_a_clean_push_url(
     auditor_client: Client, world: World
 ) -> None:
-    response = auditor_client.get("/audit/?outcome=denied&agent=&tool_name=", **HTMX)
+    response = auditor_client.get("/audit/?outcome=denied&agent=&tool_name=&range=all", **HTMX)
     body = response.content.decode()
     assert response.status_code == 200
     assert body.lstrip().startswith('<section id="results"')
-    assert "<html" not in body and "<form" not in body
+    # Not the page nor its filter form (the saved-views forms are part of the results).
+    assert "<html" not in body and "data-explorer-form" not in body
     assert len(_shown(response)) == 2
-    assert response["HX-Push-Url"] == "/audit/?outcome=denied"
+    assert response["HX-Push-Url"] == "/audit/?outcome=denied&range=all"
 
 
 def test_history_restore_gets_the_whole_page_and_responses_vary_on_htmx(
     auditor_client: Client, world: World
 ) -> None:
     restore = auditor_client.get(
-        "/audit/?outcome=denied", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+        "/audit/?outcome=denied&range=all",
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_HISTORY_RESTORE_REQUEST="true",
     )
     assert "<html" in restore.content.decode()
     assert len(_shown(restore)) == 2
@@ -115,7 +116,7 @@ def test_older_link_walks_keyset_pages_without_repeats(
     auditor_client: Client, world: World
 ) -> None:
     seen: list[int] = []
-    url = "/audit/?limit=4&agent=sre-agent"
+    url = "/audit/?limit=4&agent=sre-agent&range=all"
     pages = 0
     while url:
         response = auditor_client.get(url.replace("&amp;", "&"))
@@ -136,10 +137,12 @@ def test_export_buttons_carry_the_same_filters(auditor_client: Client, world: Wo
     for fmt, href in links:
         parts = urlsplit(href.replace("&amp;", "&"))
         assert parts.path == "/api/v1/records/export"
+        # The page's default period travels with the export: it exports what is shown.
         assert parse_qs(parts.query) == {
             "format": [fmt],
             "outcome": ["denied"],
             "agent": ["sre-agent"],
+            "range": ["24h"],
         }
     assert "audit-export.js" in body
 
@@ -154,7 +157,7 @@ def test_export_link_downloads_with_the_session_login(auditor_client: Client, wo
 def test_evaluate_only_records_are_marked_not_enforced(
     auditor_client: Client, world: World
 ) -> None:
-    body = auditor_client.get("/audit/?agent=other-agent").content.decode()
+    body = auditor_client.get("/audit/?agent=other-agent&range=all").content.decode()
     assert body.count("evaluate only — not enforced") == 4
     enforced = auditor_client.get("/audit/?agent=sre-agent").content.decode()
     assert "evaluate only — not enforced" not in enforced
@@ -191,4 +194,5 @@ def test_search_page_queries_do_not_grow_with_the_rows(
         assert len(_shown(auditor_client.get("/audit/?limit=2"))) == 2
     with django_assert_max_num_queries(len(few.captured_queries)):
         assert len(_shown(auditor_client.get("/audit/?limit=50"))) == 50
-    assert len(few.captured_queries) <= 8
+    # The page, the histogram, six facets, saved views, hook names: a fixed number.
+    assert len(few.captured_queries) <= 16

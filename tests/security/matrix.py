@@ -686,6 +686,28 @@ ROWS: list[Row] = [
     ),
     Row("audit/events/", "GET", "/audit/events/", page(200, *AUDITORS)),
     Row("audit/dashboard/", "GET", "/audit/dashboard/", page(200, *AUDITORS)),
+    Row(
+        "audit/suggest/<str:field>/",
+        "GET",
+        "/audit/suggest/tool/?tool_prefix=b",
+        page(200, *AUDITORS),
+    ),
+    # Saved views are per user: the auditor's own view is a 404 for anyone else.
+    Row(
+        "audit/views/",
+        "POST",
+        "/audit/views/",
+        page(302, *AUDITORS),
+        {"name": "matrix view", "query": "outcome=denied"},
+        writes=True,
+    ),
+    Row(
+        "audit/views/<int:pk>/delete/",
+        "POST",
+        "/audit/views/{saved_view}/delete/",
+        page(302, *AUDITORS, admin=404),
+        writes=True,
+    ),
     # user pages (admins); the target is the no-role person ----------------------------------
     Row("users/", "GET", "/users/", page(200, *ADMIN)),
     Row("users/new/", "GET", "/users/new/", page(200, *ADMIN)),

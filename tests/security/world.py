@@ -39,7 +39,7 @@ from agents.views_hooktest import status_token
 from approvals import services as approval_services
 from approvals.links import decision_link_token
 from approvals.models import Escalation, EscalationVote
-from audit.models import ChainVerification, InterceptionRecord, RecordExport
+from audit.models import ChainVerification, InterceptionRecord, RecordExport, SavedView
 from audit.verification import chain_verification_start
 from console import services as console_services
 from console.governance.models import GovernanceEvent
@@ -93,6 +93,7 @@ class World:
     person_token_pk: int  # the no-role person's live personal token (the user pages' target)
     inactive_pk: int  # a deactivated user (the reactivate row's target)
     verification: ChainVerification  # a "Verify chain" run of every agent, by the auditor
+    saved_view: SavedView  # the auditor's saved view of the record explorer
     sessions: dict[str, str] = field(default_factory=dict)  # persona -> sessionid cookie
 
     def markers(self) -> list[str]:
@@ -135,6 +136,7 @@ class World:
             sample=self.sample_pk,
             hook_test_run=status_token(self.hook.agent, "matrix-run", self.hook, "PostToolUse"),
             verification=self.verification.pk,
+            saved_view=self.saved_view.pk,
         )
 
 
@@ -245,6 +247,7 @@ def build_world() -> World:
         person_token_pk=personal_tokens["norole"].token.pk,
         inactive_pk=User.objects.create_user("dora", is_active=False).pk,
         verification=chain_verification_start(actor=users["auditor"]),
+        saved_view=SavedView.objects.create(owner=users["auditor"], name="Denied", query=""),
     )
     world.sessions = {p: _session_cookie(users[p]) for p in SESSION_PERSONAS}
     return world
@@ -269,6 +272,8 @@ def fingerprint() -> tuple[int, ...]:
         EscalationVote.objects.count(),
         # A chain verification's event is written when the run ends, after the commit.
         ChainVerification.objects.count(),
+        # Saved views write no governance event (they change only their owner's list).
+        SavedView.objects.count(),
     )
 
 
