@@ -159,8 +159,9 @@ class InterceptionRecord(models.Model):
                 fields=["session_id", "sequence", "agent"], name="record_unique_session_seq"
             )
         ]
-        # PostgreSQL-only indexes (GIN on hook_ids, BRIN on timestamp) are created by
-        # migration 0002 with a vendor check; see docs/audit-storage.md.
+        # The PostgreSQL-only GIN index on hook_ids is created by migration 0003 with a
+        # vendor check (its BRIN on timestamp was dropped by 0008); see
+        # docs/audit-storage.md.
         indexes = [
             models.Index(fields=["timestamp", "id"], name="record_ts_id"),
             models.Index(fields=["agent", "timestamp", "id"], name="record_agent_ts"),
