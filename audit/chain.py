@@ -84,8 +84,17 @@ def record_canonical(values: Mapping[str, Any]) -> bytes:
     """Canonical JSON of a record's stored fields: sorted keys, no spaces, UTF-8, i.e.
     `json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` encoded
     as UTF-8 (orjson writes the same bytes, several times faster)."""
-    document = {name: _plain(values[name]) for name in SEALED_FIELDS}
-    return orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    return _canonical_json({name: _plain(values[name]) for name in SEALED_FIELDS})
+
+
+def _canonical_json(document: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        # An integer past 64 bits (a big number in an open member of the verdict, or a
+        # float like 1e300 that jsonb hands back as an integer): the definition itself.
+        text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return text.encode("utf-8")
 
 
 def chain_digest(prev_hash: str, values: Mapping[str, Any]) -> str:
@@ -182,15 +191,12 @@ def _pg_canonical(cursor: Any, ids: list[int]) -> dict[int, bytes]:
     """`record_canonical` of the records `ids`, by id, read in one statement."""
     cursor.execute(_PG_SEAL_READ_SQL, [ids])
     documents: dict[int, bytes] = {}
-    dumps, sort_keys = orjson.dumps, orjson.OPT_SORT_KEYS
     for found in cursor.fetchall():
         values = list(found)
         values[_RAW] = _pg_raw(values[_RAW])
         for index in _TIMES:
             values[index] = _pg_plain_time(values[index])
-        documents[values[0]] = dumps(
-            dict(zip(SEALED_FIELDS, values, strict=True)), option=sort_keys
-        )
+        documents[values[0]] = _canonical_json(dict(zip(SEALED_FIELDS, values, strict=True)))
     return documents
 
 
