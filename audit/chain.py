@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import psycopg
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -68,7 +71,7 @@ SEALED_FIELDS: tuple[str, ...] = (
     "revision",
     "raw",
 )
-PENDING_BATCHES_PER_TRANSACTION = 10
+PENDING_BATCHES_PER_TRANSACTION = 20
 VERIFY_CHUNK = 2000
 
 
@@ -82,8 +85,17 @@ def record_canonical(values: Mapping[str, Any]) -> bytes:
     """Canonical JSON of a record's stored fields: sorted keys, no spaces, UTF-8, i.e.
     `json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` encoded
     as UTF-8 (orjson writes the same bytes, several times faster)."""
-    document = {name: _plain(values[name]) for name in SEALED_FIELDS}
-    return orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    return _canonical_json({name: _plain(values[name]) for name in SEALED_FIELDS})
+
+
+def _canonical_json(document: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        # An integer past 64 bits (a big number in an open member of the verdict, or a
+        # float like 1e300 that jsonb hands back as an integer): the definition itself.
+        text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return text.encode("utf-8")
 
 
 def chain_digest(prev_hash: str, values: Mapping[str, Any]) -> str:
@@ -103,27 +115,7 @@ def _lock_head(agent_id: int) -> ChainHead:
 
 
 def _insert_seals(agent_id: int, seals: list[tuple[int, int, str, str]], now: dt.datetime) -> None:
-    if not seals:
-        return
-    if embedded.database_is_postgresql():
-        # One statement from column arrays: the ORM's per-object cost was most of sealing.
-        columns = list(zip(*seals, strict=True))
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO audit_recordseal "
-                "(record_id, chain_seq, chain_prev, chain_hash, agent_id, sealed_at) "
-                "SELECT r, s, p, h, %s, %s "
-                "FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[]) AS u(r, s, p, h)",
-                [
-                    agent_id,
-                    now,
-                    list(columns[0]),
-                    list(columns[1]),
-                    list(columns[2]),
-                    list(columns[3]),
-                ],
-            )
-        return
+    """The portable path: the ORM (PostgreSQL COPYs them, see _seal_postgresql)."""
     RecordSeal.objects.bulk_create(
         [
             RecordSeal(
@@ -140,9 +132,110 @@ def _insert_seals(agent_id: int, seals: list[tuple[int, int, str, str]], now: dt
     )
 
 
+def _chain(
+    ids: list[int],
+    canonical: Mapping[int, bytes],
+    seq: int,
+    prev: str,
+) -> list[tuple[int, int, str, str]]:
+    """(record id, chain_seq, chain_prev, chain_hash) of each id in order, from `seq`/`prev`,
+    given each record's canonical JSON (ids whose record is gone, e.g. purged before it was
+    sealed, are skipped)."""
+    seals: list[tuple[int, int, str, str]] = []
+    sha256 = hashlib.sha256
+    for pk in ids:
+        document = canonical.get(pk)
+        if document is None:
+            continue
+        seq += 1
+        digest = sha256(prev.encode("ascii") + document).hexdigest()
+        seals.append((pk, seq, prev, digest))
+        prev = digest
+    return seals
+
+
+# The PostgreSQL sealer reads the sealed columns itself, in the forms `chain_verify` (the
+# ORM, the reference) turns them into: timestamps already as `_plain` text (to_char gives
+# the same digits, the year zero-padded: see _pg_plain_time) and raw as text for orjson.
+_PG_TIME = "to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+_PG_SEAL_COLUMNS = ", ".join(
+    "raw::text"
+    if name == "raw"
+    else _PG_TIME.format(f'"{name}"')
+    if name in ("timestamp", "received_at")
+    else f'"{name}"'
+    for name in SEALED_FIELDS
+)
+_PG_SEAL_READ_SQL = (
+    f"SELECT {_PG_SEAL_COLUMNS} FROM audit_interceptionrecord "  # noqa: S608 - fixed names
+    "WHERE id = ANY(%s::bigint[])"
+)
+_RAW = SEALED_FIELDS.index("raw")
+_TIMES = (SEALED_FIELDS.index("timestamp"), SEALED_FIELDS.index("received_at"))
+
+
+def _pg_plain_time(text: str) -> str:
+    # strftime("%Y") writes years before 1000 unpadded (glibc): "999-…", not "0999-…".
+    return text if text[0] != "0" else f"{int(text[:4])}{text[4:]}"
+
+
+# orjson reads an integer past 64 bits as a float where json.loads (the ORM's reader) keeps
+# an int: a text with 19 digits in a row goes through json.loads.
+_LONG_DIGITS = re.compile(r"\d{19}")
+
+
+def _pg_raw(text: str) -> Any:
+    return json.loads(text) if _LONG_DIGITS.search(text) else orjson.loads(text)
+
+
+def _pg_canonical(cursor: Any, ids: list[int]) -> tuple[dict[int, bytes], dict[int, dict]]:
+    """`record_canonical` of the records `ids`, by id, read in one statement; and their
+    values as the dashboard rollups count them (audit.rollups, `timestamp` a datetime)."""
+    cursor.execute(_PG_SEAL_READ_SQL, [ids])
+    documents: dict[int, bytes] = {}
+    counted: dict[int, dict] = {}
+    timestamp = SEALED_FIELDS.index("timestamp")
+    for found in cursor.fetchall():
+        values = list(found)
+        values[_RAW] = _pg_raw(values[_RAW])
+        stamp = dt.datetime.fromisoformat(values[timestamp])  # to_char pads the year
+        for index in _TIMES:
+            values[index] = _pg_plain_time(values[index])
+        row = dict(zip(SEALED_FIELDS, values, strict=True))
+        documents[values[0]] = _canonical_json(row)
+        counted[values[0]] = {**row, "timestamp": stamp}
+    return documents, counted
+
+
+def _seal_postgresql(agent_id: int, ids: list[int], seq: int, prev: str) -> tuple[int, str, int]:
+    """Read, hash and COPY the seals of `ids` on one server-side-binding cursor: the id
+    list travels as one array parameter, the seals as COPY text. (last seq, hash, count)"""
+    raw_connection = connection.connection
+    assert raw_connection is not None
+    with psycopg.Cursor(raw_connection) as cursor:
+        documents, counted = _pg_canonical(cursor, ids)
+        seals = _chain(ids, documents, seq, prev)
+        if not seals:
+            return seq, prev, 0
+        rollups.records_counted(counted[seal[0]] for seal in seals)
+        now = timezone.now().astimezone(dt.UTC).isoformat()
+        tail = f"\t{agent_id}\t{now}\n"
+        text = "".join(f"{pk}\t{n}\t{p}\t{h}{tail}" for pk, n, p, h in seals)
+        with cursor.copy(_PG_SEAL_COPY_SQL) as copy:
+            copy.write(text)
+    return seals[-1][1], seals[-1][3], len(seals)
+
+
+_PG_SEAL_COPY_SQL = (
+    "COPY audit_recordseal (record_id, chain_seq, chain_prev, chain_hash, agent_id, sealed_at) "
+    "FROM STDIN"
+)
+
+
 def chain_seal(agent_id: int) -> int:
     """Seal every pending record of one agent; returns how many were sealed."""
     total = 0
+    postgresql = embedded.database_is_postgresql()
     while True:
         with transaction.atomic():
             head = _lock_head(agent_id)
@@ -154,27 +247,23 @@ def chain_seal(agent_id: int) -> int:
             if not pending:
                 return total
             ids = [int(pk) for batch in pending for pk in batch.record_ids]
-            rows = {
-                row["id"]: row
-                for row in InterceptionRecord.objects.filter(pk__in=ids).values(*SEALED_FIELDS)
-            }
-            now = timezone.now()
-            seals: list[tuple[int, int, str, str]] = []
-            seq, prev = head.last_seq, head.last_hash
-            for pk in ids:
-                row = rows.get(pk)
-                if row is None:
-                    continue
-                seq += 1
-                digest = chain_digest(prev, row)
-                seals.append((pk, seq, prev, digest))
-                prev = digest
-            _insert_seals(agent_id, seals, now)
-            rollups.records_counted(rows[seal[0]] for seal in seals)
+            if postgresql:
+                seq, prev, sealed = _seal_postgresql(agent_id, ids, head.last_seq, head.last_hash)
+            else:
+                rows = {
+                    row["id"]: row
+                    for row in InterceptionRecord.objects.filter(pk__in=ids).values(*SEALED_FIELDS)
+                }
+                documents = {pk: record_canonical(row) for pk, row in rows.items()}
+                seals = _chain(ids, documents, head.last_seq, head.last_hash)
+                _insert_seals(agent_id, seals, timezone.now())
+                rollups.records_counted(rows[seal[0]] for seal in seals)
+                seq, prev = seals[-1][1:4:2] if seals else (head.last_seq, head.last_hash)
+                sealed = len(seals)
             RecordSealPending.objects.filter(pk__in=[batch.pk for batch in pending]).delete()
             head.last_seq, head.last_hash = seq, prev
             head.save(update_fields=["last_seq", "last_hash", "updated_at"])
-            total += len(seals)
+            total += sealed
 
 
 def chain_seal_all() -> int:

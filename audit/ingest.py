@@ -323,7 +323,7 @@ def body_needs_string_check(body: bytes) -> bool:
     return b"\\u0000" in body or b"\\ud" in body or b"\\uD" in body
 
 
-def _meta_errors(meta: Any) -> list[tuple[str, str]]:
+def _meta_errors(meta: Any, check_strings: bool = True) -> list[tuple[str, str]]:
     if meta is None:
         return []
     if not isinstance(meta, dict):
@@ -341,7 +341,7 @@ def _meta_errors(meta: Any) -> list[tuple[str, str]]:
             errors.append((_pointer([key]), "must be a string."))
         elif len(value) > META_KEYS[key]:
             errors.append((_pointer([key]), f"must be at most {META_KEYS[key]} characters."))
-        else:
+        elif check_strings:
             errors += [(_pointer([key]), message) for _p, message in _bad_strings(value, [])]
     return errors
 
@@ -366,8 +366,26 @@ def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, 
             elif check_strings:
                 record_problems = [(_pointer(p), m) for p, m in _bad_strings(record, [])][:1]
         errors += [(_pointer([index, "record"]) + p, m) for p, m in record_problems]
-    errors += [(_pointer([index, "meta"]) + p, m) for p, m in _meta_errors(item.get("meta"))]
+    meta_problems = _meta_errors(item.get("meta"), check_strings)
+    errors += [(_pointer([index, "meta"]) + p, m) for p, m in meta_problems]
     return errors
+
+
+def _accepted_row(item: Any, check_strings: bool) -> RecordRow | None:
+    """The hot path: the row of an item that passes every check, else None (then
+    `_item_errors` names what is wrong). Same checks as `_item_errors`, each value parsed
+    once (the timestamp is handed on to the row)."""
+    fast = record_fast_validator()
+    if fast is None or type(item) is not dict or not ITEM_KEYS.issuperset(item):
+        return None
+    record = item.get("record")
+    meta = item.get("meta")
+    if record is None or not fast.is_valid(record) or _meta_errors(meta, check_strings):
+        return None
+    stamp = parse_timestamp(record.get("timestamp"))
+    if isinstance(stamp, str) or (check_strings and next(_bad_strings(record, []), None)):
+        return None
+    return row_from_item(record, meta, stamp)
 
 
 def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
@@ -386,6 +404,10 @@ def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
     fields: dict[str, list[str]] = {}
     rows: list[RecordRow] = []
     for index, item in enumerate(body):
+        row = None if fields else _accepted_row(item, check_strings)
+        if row is not None:
+            rows.append(row)
+            continue
         problems = _item_errors(index, item, check_strings)
         if problems:
             for pointer, message in problems:

@@ -193,8 +193,9 @@ class InterceptionRecord(models.Model):
                 fields=["session_id", "sequence", "agent", "timestamp"], name="record_unique_key"
             )
         ]
-        # PostgreSQL-only indexes (GIN on hook_ids, BRIN on timestamp) are created by
-        # migration 0002 with a vendor check; see docs/audit-storage.md.
+        # The PostgreSQL-only GIN index on hook_ids is created by migration 0003 with a
+        # vendor check (its BRIN on timestamp was dropped by 0013); see
+        # docs/audit-storage.md.
         indexes = [
             models.Index(fields=["timestamp", "id"], name="record_ts_id"),
             models.Index(fields=["agent", "timestamp", "id"], name="record_agent_ts"),
@@ -446,6 +447,7 @@ class RecordProblemRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_grain_display()} {self.bucket:%Y-%m-%d %H:%M} {self.outcome} {self.reason}: {self.records}"
+
 
 SAVED_VIEWS_PER_USER = 50
 

@@ -91,14 +91,21 @@ def parse_timestamp(raw: Any) -> dt.datetime | None | str:
         return "is outside the years 1 to 9999 in UTC."
 
 
-def row_from_item(record: dict[str, Any], meta: dict[str, Any] | None) -> RecordRow:
-    """Stored columns of one valid item (call after `batch_rows` checked it)."""
+_UNPARSED: Any = object()
+
+
+def row_from_item(
+    record: dict[str, Any], meta: dict[str, Any] | None, timestamp: Any = _UNPARSED
+) -> RecordRow:
+    """Stored columns of one valid item (call after `batch_rows` checked it); `timestamp`
+    is the record's `parse_timestamp`, when the caller has it already."""
     meta = meta or {}
     verdict = record["verdict"]
     reason = verdict.get("reason") or ""
     verdicts = record.get("verdicts") or []
     hook_ids = list(dict.fromkeys(str(v["name"]) for v in verdicts if v.get("name")))
-    timestamp = parse_timestamp(record.get("timestamp"))
+    if timestamp is _UNPARSED:
+        timestamp = parse_timestamp(record.get("timestamp"))
     revision = meta.get("revision")
     return {
         "timestamp": timestamp if isinstance(timestamp, dt.datetime) else None,

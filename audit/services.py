@@ -29,6 +29,7 @@ from audit.models import (
     RecordSealPending,
 )
 from audit.partitions import untimed_replays_dropped
+from audit.record_copy import COPY_COLUMNS, copy_text, pg_array_literal
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
 from audit.record_rows import RecordRow, row_key, strip_unopted_reasons
 from audit.retention import records_purge  # noqa: F401 - retention's entry point, re-exported
@@ -88,11 +89,6 @@ def _raw_text(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def _pg_array_literal(items: list[str]) -> str:
-    quoted = ('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"' for item in items)
-    return "{" + ",".join(quoted) + "}"
-
-
 # Positions in a row of INGEST_COLUMNS whose value PostgreSQL takes in another form.
 _PG_LISTS = tuple(i for i, f in enumerate(INGESTED_FIELDS) if f.kind == Kind.TEXT_LIST)
 _PG_JSON = tuple(i for i, f in enumerate(INGESTED_FIELDS) if f.kind == Kind.JSON)
@@ -104,7 +100,7 @@ def _pg_values(row: RecordRow, now: dt.datetime) -> list[Any]:
     alike); a record without a timestamp gets the received time."""
     values = list(map(row.__getitem__, INGEST_COLUMNS))
     for index in _PG_LISTS:
-        values[index] = _pg_array_literal(values[index])
+        values[index] = pg_array_literal(values[index])
     for index in _PG_JSON:
         values[index] = _raw_text(values[index])
     if values[_TIMESTAMP] is None:
@@ -126,10 +122,7 @@ def _pg_id_sequence() -> str:
     return str(found[0])
 
 
-_PG_COPY_SQL = (
-    f"COPY audit_interceptionrecord (id, agent_id, received_at, {', '.join(INGEST_COLUMNS)}) "
-    "FROM STDIN"
-)
+_PG_COPY_SQL = f"COPY audit_interceptionrecord ({', '.join(COPY_COLUMNS)}) FROM STDIN"
 
 
 def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
@@ -139,8 +132,7 @@ def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime)
     )
     ids = [found[0] for found in cursor.fetchall()]
     with cursor.copy(_PG_COPY_SQL) as copy:
-        for pk, row in zip(ids, rows, strict=True):
-            copy.write_row([pk, agent.pk, now, *_pg_values(row, now)])
+        copy.write(copy_text(ids, agent.pk, now, rows))
     cursor.execute(
         "INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
         "VALUES (%s, %s::jsonb, %s)",

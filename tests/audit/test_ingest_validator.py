@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from audit import ingest
+from audit import ingest, record_rows
 from tests.audit.record_wires import FAILURE_PATHS, sdk_failure_session, sdk_session
 
 
@@ -109,3 +109,42 @@ def test_error_messages_do_not_repeat_the_refused_value(mutate, pointer):
     [(at, message)] = ingest.record_errors(record)
     assert pointer is None or at == pointer
     assert "SECRET" not in message and len(message) <= 200
+
+
+def item_cases() -> list[Any]:
+    """Items around the record: the corpus's records with good and bad meta and item keys,
+    stamps and strings PostgreSQL cannot store."""
+    good = sdk_session(["ls"])[2]
+    cases: list[Any] = [{"record": record, "meta": {"tool_name": "t"}} for record, _ in corpus()]
+    metas: list[Any] = [
+        None,
+        {},
+        {"revision": 3, "framework": "f", "custom_agent": None},
+        {"revision": True},
+        {"revision": 3.0},
+        {"tool_name": 5},
+        {"tool_name": "x" * 201},
+        {"tool_name": "nul\x00"},
+        {"arguments": "secret"},
+        "meta",
+    ]
+    cases += [{"record": good, "meta": meta} for meta in metas]
+    cases += [{"record": good}, {"record": good, "extra": 1}, {"meta": {}}, [good], None]
+    cases += [{"record": None}, {"record": {**good, "reason_x": 1}}]
+    for stamp in ("2026-01-01T00:00:00+15:00", "2026-01-01T00:00:00", "yesterday", None):
+        cases.append({"record": {**good, "timestamp": stamp}})
+    cases.append({"record": {**good, "session_id": "nul\x00"}})
+    cases.append({"record": {**good, "session_id": "lone \ud800"}})
+    return cases
+
+
+@pytest.mark.parametrize("item", item_cases())
+def test_the_hot_path_accepts_exactly_what_the_full_checks_accept(item):
+    # batch_rows takes an item's row from `_accepted_row`; `_item_errors` (which names
+    # the field) runs only when that refuses. Neither may accept what the other refuses.
+    accepted = ingest._accepted_row(item, True) is not None
+    assert accepted is (ingest._item_errors(0, item, True) == [])
+    if accepted:
+        assert ingest._accepted_row(item, True) == record_rows.row_from_item(
+            item["record"], item.get("meta")
+        )

@@ -1,0 +1,128 @@
+"""The fast sealer (PostgreSQL: one read of the sealed columns, COPY of the seals) hashes
+exactly what the reference reader of `audit_verify` (the ORM) hashes, for awkward values
+too, and seals many pending batches, in order, in one go."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from audit import chain
+from audit.models import ChainHead, InterceptionRecord, RecordSeal, RecordSealPending
+from tests.audit.record_wires import items, sdk_session
+
+pytestmark = pytest.mark.django_db
+
+
+def ingest(client: Any, agent: Any, calls: list[str]) -> None:
+    body = json.dumps(items(sdk_session(calls), tool_name="t"))
+    response = client.post(
+        "/api/v1/records", data=body, content_type="application/json", **agent.headers()
+    )
+    assert response.status_code == 202, response.content
+
+
+AWKWARD: list[dict[str, Any]] = [
+    # Years before 1000 (strftime leaves them unpadded), microseconds, offsets.
+    {
+        "timestamp": dt.datetime(999, 3, 4, 5, 6, 7, 89, tzinfo=dt.UTC),
+        "received_at": dt.datetime(2026, 1, 31, 10, 0, tzinfo=dt.timezone(dt.timedelta(hours=5))),
+    },
+    {"timestamp": dt.datetime(1, 1, 1, tzinfo=dt.UTC)},
+    {"timestamp": dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.UTC)},
+    # Text COPY and JSON must both escape: tabs, newlines, quotes, backslashes, non-ASCII.
+    {
+        "reason": 'tab\there\nnew "quoted" back\\slash zażółć ✓ \u2028',
+        "hook_ids": ['hk "q"', "hk\\b", "hk,c", "", "NULL"],
+        "tool_name": "\\N",
+        "custom_agent": "{a,b}",
+    },
+    {"decided_by": None, "fold_truncated": None, "hook_ids": []},
+    {"fold_truncated": False, "decided_by": 2**31 - 1, "sequence": -(2**63)},
+    # raw: unsorted and nested keys, floats, exponents, unicode, 64-bit integers (orjson
+    # reads longer ones as floats; json.loads, the reference, as ints).
+    {
+        "raw": {
+            "z": {"b": [1.5, -0.0, 1.5e10, 1e-7, 0.1], "a": None},
+            "A": "ünïcødé \x1f ctrl",
+            "big": 2**64 - 1,
+            "neg": -(2**63),
+            "t": True,
+        }
+    },
+    # Numbers orjson cannot write: an integer past 64 bits, and a float with a large
+    # exponent that jsonb hands back as an integer of 301 digits. The definition (stdlib
+    # json.dumps) takes over, so such a record cannot stall its agent's chain.
+    {"raw": {"verdict": {"approval": {"n": 2**70, "f": 1.5e300}}, "z": [2**64, -(2**63) - 1]}},
+]
+
+
+@pytest.mark.postgresql
+def test_the_fast_reader_hashes_what_the_reference_reader_hashes(client, sre):
+    ingest(client, sre, ["ls", "rm", "audit", "deploy"])
+    records = list(InterceptionRecord.objects.filter(agent=sre.agent).order_by("id"))
+    assert len(records) >= len(AWKWARD)
+    for record, values in zip(records, AWKWARD, strict=False):
+        InterceptionRecord.objects.filter(pk=record.pk).update(**values)
+    ids = [record.pk for record in records]
+    reference = {
+        row["id"]: chain.record_canonical(row)
+        for row in InterceptionRecord.objects.filter(pk__in=ids).values(*chain.SEALED_FIELDS)
+    }
+    connection.ensure_connection()
+    import psycopg
+
+    with psycopg.Cursor(connection.connection) as cursor:
+        fast, counted = chain._pg_canonical(cursor, ids)
+    assert fast == reference
+    # What the rollups count: the same instants as the ORM reads (the year-999 one too).
+    stamps = dict(InterceptionRecord.objects.filter(pk__in=ids).values_list("id", "timestamp"))
+    assert {pk: row["timestamp"] for pk, row in counted.items()} == stamps
+    assert b'"timestamp":"999-03-04T05:06:07.000089Z"' in fast[ids[0]]
+
+    # And through the sealer: the chain it writes verifies with the reference reader.
+    assert chain.chain_seal(sre.agent.pk) == len(ids)
+    assert chain.chain_verify(sre.agent).ok
+
+
+def test_many_pending_batches_are_sealed_in_order_across_transactions(
+    client, sre, other, monkeypatch
+):
+    monkeypatch.setattr(chain, "PENDING_BATCHES_PER_TRANSACTION", 2)
+    for calls in (["ls"], ["rm", "audit"], ["deploy"], ["crash", "ls"], ["audit"]):
+        ingest(client, sre, calls)
+    ingest(client, other, ["ls"])
+    pending = [
+        pk
+        for batch in RecordSealPending.objects.filter(agent=sre.agent).order_by("id")
+        for pk in batch.record_ids
+    ]
+    assert chain.chain_seal(sre.agent.pk) == len(pending)
+    seals = list(RecordSeal.objects.filter(agent=sre.agent).order_by("chain_seq"))
+    assert [s.record_id for s in seals] == pending  # queue order, one position each
+    assert [s.chain_seq for s in seals] == list(range(1, len(pending) + 1))
+    assert all(b.chain_prev == a.chain_hash for a, b in zip(seals, seals[1:], strict=False))
+    rows = {
+        row["id"]: row
+        for row in InterceptionRecord.objects.filter(agent=sre.agent).values(*chain.SEALED_FIELDS)
+    }
+    assert all(s.chain_hash == chain.chain_digest(s.chain_prev, rows[s.record_id]) for s in seals)
+    head = ChainHead.objects.get(agent=sre.agent)
+    assert (head.last_seq, head.last_hash) == (len(pending), seals[-1].chain_hash)
+    assert RecordSealPending.objects.filter(agent=sre.agent).count() == 0
+    assert RecordSealPending.objects.filter(agent=other.agent).count() == 1  # not this chain's
+    assert chain.chain_seal(sre.agent.pk) == 0
+
+
+def test_a_record_purged_before_its_seal_is_skipped_not_sealed(client, sre):
+    ingest(client, sre, ["ls", "rm"])
+    victim = InterceptionRecord.objects.filter(agent=sre.agent).order_by("id")[3]
+    victim.delete()
+    total = InterceptionRecord.objects.filter(agent=sre.agent).count()
+    assert chain.chain_seal(sre.agent.pk) == total
+    assert not RecordSeal.objects.filter(record_id=victim.pk).exists()
+    assert chain.chain_verify(sre.agent).ok
