@@ -142,7 +142,7 @@ def hook_activity_section(user: Any, hook: Hook) -> str:
     context = {
         "activity": activity,
         "activity_days": ACTIVITY_DAYS,
-        "all_records_url": _records_url(hook),
+        "all_records_url": _records_url(hook, range="all"),
         **_activity_rows(hook, activity),
     }
     return render_to_string("audit/_hook_activity.html", context)
