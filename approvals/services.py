@@ -124,7 +124,7 @@ def escalation_create(
                 actor=actor,
                 action=GovernanceAction.ESCALATION_CREATED,
                 summary=f"{agent.slug} asked reviewers to approve {what}"
-                + (f" (hook {_hook_label(escalation.hook_key)})" if escalation.hook_key else ""),
+                + (f" (hook {_hook_label(rule.hook.key, rule.hook)})" if rule.hook.key else ""),
                 agent=agent,
                 target=escalation,
                 after={
@@ -176,8 +176,9 @@ def _conflict_if_closed(escalation: Escalation, now: datetime) -> None:
         raise Conflict("The escalation expired; no decision is accepted after expiry.")
 
 
-def _hook_label(key: str) -> str:
-    name = hook_names([key]).get(key)
+def _hook_label(key: str, hook: Any = None) -> str:
+    """`hook`: the Hook row of `key` when the caller holds it already (no query)."""
+    name = hook.name if hook is not None else hook_names([key]).get(key)
     return f"\u201c{name}\u201d ({key})" if name else key
 
 
