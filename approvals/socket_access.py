@@ -32,6 +32,7 @@ from django.utils.crypto import constant_time_compare
 
 from approvals.models import ReviewerScope
 from approvals.selectors import ReviewerReach, reviewer_reach
+from console.roles import groups_known
 from console.sessions import session_user
 
 # 4000-4999 are the application's own close codes (RFC 6455 §7.4.2).
@@ -98,9 +99,7 @@ def _unchanged(session_key: str, before: SocketAccess) -> SocketAccess | None:
         return None
     if not constant_time_compare(session.get(HASH_SESSION_KEY) or "", user.get_session_auth_hash()):
         return None
-    user._console_groups = (
-        set(user.group_names.split(GROUP_SEPARATOR)) if user.group_names else set()
-    )
+    groups_known(user, set(user.group_names.split(GROUP_SEPARATOR)) if user.group_names else set())
     scoped = [int(agent_id) for agent_id in user.scope_ids.split(",")] if user.scope_ids else []
     reach = reviewer_reach(user, scoped)
     if reach is None or not reach.covers(before.reach):

@@ -23,6 +23,11 @@ def _group_names(user: Any) -> set[str]:
     return cached
 
 
+def groups_known(user: Any, names: set[str]) -> None:
+    """`user`'s group names as the caller just read them (role checks then ask no query)."""
+    user._console_groups = set(names)
+
+
 def has_role(user: Any, role: Role) -> bool:
     if user is None or not getattr(user, "is_authenticated", False):
         return False
