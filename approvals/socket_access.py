@@ -32,13 +32,12 @@ from django.utils.crypto import constant_time_compare
 
 from approvals.models import ReviewerScope
 from approvals.selectors import ReviewerReach, reviewer_reach
-from console.roles import groups_known
+from console.roles import group_names_subquery, groups_known
 from console.sessions import session_user
 
 # 4000-4999 are the application's own close codes (RFC 6455 §7.4.2).
 CLOSE_SESSION_ENDED = 4401  # logged out, session flushed or expired, user deactivated
 CLOSE_FORBIDDEN = 4403  # not (or no longer) a reviewer, or fewer agents in reach
-GROUP_SEPARATOR = "\x1f"
 
 
 class AccessEnded(Exception):
@@ -53,15 +52,11 @@ class SocketAccess:
     reach: ReviewerReach
 
 
-def _grouped(rows: Any, field: str, alias: str, expression: Any, separator: str) -> Subquery:
-    """One string of `expression` over `rows` of the outer user (NULL when there are none)."""
-    aggregate = StringAgg(expression, Value(separator))
-    return Subquery(
-        rows.filter(**{field: OuterRef("pk")})
-        .values(field)
-        .annotate(**{alias: aggregate})
-        .values(alias)[:1]
-    )
+def _scope_ids() -> Subquery:
+    """An annotation: the outer user's ReviewerScope agent ids, comma-joined (NULL: none)."""
+    rows = ReviewerScope.objects.filter(user_id=OuterRef("pk")).values("user_id")
+    joined = StringAgg(Cast("agent_id", CharField()), Value(","))
+    return Subquery(rows.annotate(ids=joined).values("ids")[:1])
 
 
 def _unchanged(session_key: str, before: SocketAccess) -> SocketAccess | None:
@@ -72,15 +67,12 @@ def _unchanged(session_key: str, before: SocketAccess) -> SocketAccess | None:
     sessions = store.get_model_class().objects.filter(
         session_key=session_key, expire_date__gt=timezone.now()
     )
-    memberships = User.groups.through.objects
     user = (
         User.objects.filter(pk=before.user.pk)
         .annotate(
             session_data=Subquery(sessions.values("session_data")[:1]),
-            group_names=_grouped(memberships, "user_id", "names", "group__name", GROUP_SEPARATOR),
-            scope_ids=_grouped(
-                ReviewerScope.objects, "user_id", "ids", Cast("agent_id", CharField()), ","
-            ),
+            group_names=group_names_subquery(),
+            scope_ids=_scope_ids(),
         )
         .first()
     )
@@ -99,7 +91,7 @@ def _unchanged(session_key: str, before: SocketAccess) -> SocketAccess | None:
         return None
     if not constant_time_compare(session.get(HASH_SESSION_KEY) or "", user.get_session_auth_hash()):
         return None
-    groups_known(user, set(user.group_names.split(GROUP_SEPARATOR)) if user.group_names else set())
+    groups_known(user, user.group_names)
     scoped = [int(agent_id) for agent_id in user.scope_ids.split(",")] if user.scope_ids else []
     reach = reviewer_reach(user, scoped)
     if reach is None or not reach.covers(before.reach):
