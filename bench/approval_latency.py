@@ -205,6 +205,20 @@ class Socket:
         self.writer.close()
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of the server processes so far (Linux /proc; 0 elsewhere).
+    Per escalation it shows the servers' own work, which a busy machine does not inflate the
+    way it inflates wall-clock latency."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
@@ -341,9 +355,12 @@ def main() -> None:
     tokens = fixtures()
     ports = [free_port() for _ in range(args.processes)]
     servers = [start_daphne(port) for port in ports]
+    pids = [server.pid for server in servers]
     try:
         pubsub, http = asyncio.run(baseline(ports[0], args.escalations))
+        cpu_before = cpu_seconds(pids)
         results = asyncio.run(measure(ports, args.escalations, tokens))
+        cpu = (cpu_seconds(pids) - cpu_before) * 1000 / args.escalations
     finally:
         for server in servers:
             server.terminate()
@@ -351,6 +368,7 @@ def main() -> None:
             server.wait(timeout=10)
     load = os.getloadavg()
     print(f"{args.processes} daphne process(es); load average {load[0]:.2f} {load[1]:.2f}")
+    print(f"server CPU per escalation (create, frame, long-poll, decision): {cpu:.1f} ms")
     report(results, pubsub, http, args.processes)
 
 
