@@ -365,7 +365,11 @@ def main() -> None:
         for server in servers:
             server.terminate()
         for server in servers:
-            server.wait(timeout=10)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:  # a busy machine: do not lose the figures
+                server.kill()
+                server.wait(timeout=10)
     load = os.getloadavg()
     print(f"{args.processes} daphne process(es); load average {load[0]:.2f} {load[1]:.2f}")
     print(f"server CPU per escalation (create, frame, long-poll, decision): {cpu:.1f} ms")
