@@ -55,28 +55,35 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Decisions go through HTTP (CSRF, the same service as the API); nothing to do here."""
 
-    async def _recheck(self) -> SocketAccess | None:
-        """The socket's access now; None (and the socket closed) if it ended or shrank."""
-        if self.access is None:  # closed already: wake-ups queued before the close
-            return None
+    async def _recheck(self, then: Any = None) -> tuple[SocketAccess | None, Any]:
+        """The socket's access now and `then(access)` computed right after, in one database
+        hop; (None, None) and the socket closed if the access ended or shrank."""
+        before = self.access
+        if before is None:  # closed already: wake-ups queued before the close
+            return None, None
+
+        def check() -> tuple[SocketAccess, Any]:
+            access = socket_access(self.session_key, before=before)
+            return access, then(access) if then is not None else None
+
         try:
-            self.access = await database_sync_to_async(socket_access)(
-                self.session_key, before=self.access
-            )
+            self.access, result = await database_sync_to_async(check)()
         except AccessEnded as ended:
             self.access = None
             await self.disconnect(ended.code)
             await self.close(code=ended.code)
-        return self.access
+            return None, None
+        return self.access, result
 
     async def access_changed(self, event: dict[str, Any]) -> None:
         await self._recheck()
 
     async def escalation_changed(self, event: dict[str, Any]) -> None:
-        access = await self._recheck()
+        def render(access: SocketAccess) -> list[str]:
+            return frames.change(access.user, self.view, event["id"], event["kind"])
+
+        access, rendered = await self._recheck(render)
         if access is None:
             return
-        for frame in await database_sync_to_async(frames.change)(
-            access.user, self.view, event["id"], event["kind"]
-        ):
+        for frame in rendered:
             await self.send(text_data=frame)

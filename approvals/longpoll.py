@@ -20,6 +20,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connection
+from django.db.models import Exists
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from rest_framework.exceptions import AuthenticationFailed
@@ -80,12 +81,14 @@ def _wait_seconds(raw: str | None) -> float:
     return min(wait, float(settings.CONSOLE_LONGPOLL_MAX_SECONDS))
 
 
-def _reread(escalation: Escalation) -> Escalation:
-    return Escalation.objects.select_related("agent").get(pk=escalation.pk)
-
-
-def _token_active(principal: AgentPrincipal) -> bool:
-    return AgentToken.objects.filter(pk=principal.token.pk, revoked_at__isnull=True).exists()
+def _reread(escalation: Escalation, token_pk: int | None = None) -> Escalation:
+    """The row as it stands; with `token_pk`, in the same query, whether that agent token is
+    still unrevoked (`token_active` on the row): one round trip after a wake-up."""
+    rows = Escalation.objects.select_related("agent")
+    if token_pk is not None:
+        live = AgentToken.objects.filter(pk=token_pk, revoked_at__isnull=True)
+        rows = rows.annotate(token_active=Exists(live))
+    return rows.get(pk=escalation.pk)
 
 
 def _pending(escalation: Escalation) -> bool:
@@ -119,14 +122,25 @@ async def _wait_for_wakeup(layer: Any, channel: str | None, seconds: float) -> s
     return channel
 
 
-async def _unsubscribe(layer: Any, group: str, channel: str | None) -> None:
-    if channel is None:
-        return
+async def _discard(layer: Any, group: str, channel: str) -> None:
     try:
         async with asyncio.timeout(SUBSCRIBE_TIMEOUT_SECONDS):
             await layer.group_discard(group, channel)
     except Exception as exc:
         logger.info("approvals: long-poll unsubscribe failed (%s)", type(exc).__name__)
+
+
+_discarding: set[asyncio.Task[None]] = set()
+
+
+def _unsubscribe(layer: Any, group: str, channel: str | None) -> None:
+    """Leave the group in the background: the answer does not wait for that round trip (a
+    membership left behind only expires; a later push to it finds no reader)."""
+    if channel is None:
+        return
+    task = asyncio.get_running_loop().create_task(_discard(layer, group, channel))
+    _discarding.add(task)
+    task.add_done_callback(_discarding.discard)
 
 
 async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
@@ -139,16 +153,21 @@ async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
         escalation = await _released(get_escalation_for_agent)(principal.agent, pk)
     except Http404:
         raise NotFound("No such escalation.") from None
-    escalation = await escalation_wait(escalation, wait)
-    if not await _released(_token_active)(principal):
+    escalation = await escalation_wait(escalation, wait, token_pk=principal.token.pk)
+    # The token as the last re-read saw it (no wait: as the request's authentication saw it).
+    if not getattr(escalation, "token_active", True):
         raise NotAuthenticated("The token was revoked while this request waited.")
     return JsonResponse(status_answer(escalation))
 
 
-async def escalation_wait(escalation: Escalation, seconds: float) -> Escalation:
+async def escalation_wait(
+    escalation: Escalation, seconds: float, *, token_pk: int | None = None
+) -> Escalation:
     """The escalation once it leaves `pending` (a decision, or its expiry), or as it stands
-    after `seconds`. Holds no database connection while it waits. Also used by the
-    console's runtime adapters, which hold a Claude Code (…) hook request open this way."""
+    after `seconds`. Holds no database connection while it waits. With `token_pk`, each
+    re-read also says whether that agent token is still unrevoked (`token_active`). Also
+    used by the console's runtime adapters, which hold a Claude Code (…) hook request open
+    this way."""
     deadline = time.monotonic() + seconds
     if not _pending(escalation) or seconds <= 0:
         return escalation
@@ -156,14 +175,14 @@ async def escalation_wait(escalation: Escalation, seconds: float) -> Escalation:
     channel = await _subscribe(layer, group) if layer is not None else None
     try:
         # Re-read after subscribing: a decision committed in between is not missed.
-        escalation = await _released(_reread)(escalation)
+        escalation = await _released(_reread)(escalation, token_pk)
         while _pending(escalation) and (remaining := deadline - time.monotonic()) > 0:
             until_expiry = (escalation.expires_at - timezone.now()).total_seconds()
             timeout = max(0.01, min(remaining, SAFETY_RECHECK_SECONDS, until_expiry + 0.01))
             channel = await _wait_for_wakeup(layer, channel, timeout)
-            escalation = await _released(_reread)(escalation)
+            escalation = await _released(_reread)(escalation, token_pk)
     finally:
-        await _unsubscribe(layer, group, channel)
+        _unsubscribe(layer, group, channel)
     return escalation
 
 

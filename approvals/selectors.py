@@ -6,6 +6,7 @@ agents by ReviewerScope rows) and admins (all). Agents see only their own, by id
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -67,13 +68,15 @@ class ReviewerReach:
         return other.agent_ids is not None and other.agent_ids <= self.agent_ids
 
 
-def reviewer_reach(user: Any) -> ReviewerReach | None:
-    """None for anyone who is not a reviewer (nor an admin)."""
+def reviewer_reach(user: Any, scoped: Iterable[int] | None = None) -> ReviewerReach | None:
+    """None for anyone who is not a reviewer (nor an admin). `scoped`: the user's
+    ReviewerScope agent ids when the caller read them already."""
     if not is_reviewer(user):
         return None
     if is_admin(user):
         return ReviewerReach(None)
-    scoped = ReviewerScope.objects.filter(user_id=user.pk).values_list("agent_id", flat=True)
+    if scoped is None:
+        scoped = ReviewerScope.objects.filter(user_id=user.pk).values_list("agent_id", flat=True)
     return ReviewerReach(frozenset(scoped) or None)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from agents.models import Agent
@@ -31,14 +31,14 @@ from approvals.models import (
 )
 from approvals.notifications import schedule_webhook
 from approvals.rules import approval_rule_for_request
-from approvals.selectors import reviewer_may_decide
+from approvals.selectors import escalations_visible_to, reviewer_may_decide
 from approvals.validation import validate_arguments, validate_meta, validate_request
 from approvals.wire import REASON_EXPIRED
 from console.actors import Actor, actor_label, actor_user, is_agent
 from console.errors import Conflict, Forbidden, InvalidInput, pointer
 from console.governance.actions import GovernanceAction
 from console.governance.services import governance_event_record
-from console.roles import is_admin
+from console.roles import is_admin, is_reviewer
 
 BATCH = 500
 TOOL_POINTS = ("pre_tool_call", "post_tool_call")
@@ -124,7 +124,7 @@ def escalation_create(
                 actor=actor,
                 action=GovernanceAction.ESCALATION_CREATED,
                 summary=f"{agent.slug} asked reviewers to approve {what}"
-                + (f" (hook {_hook_label(escalation.hook_key)})" if escalation.hook_key else ""),
+                + (f" (hook {_hook_label(rule.hook.key, rule.hook)})" if rule.hook.key else ""),
                 agent=agent,
                 target=escalation,
                 after={
@@ -148,13 +148,25 @@ def escalation_create(
     return escalation, True
 
 
-def _decider(escalation: Escalation, actor: Actor | None) -> User:
-    """The person deciding; Forbidden for an agent, the system or a non-reviewer."""
+def _decider_locked(escalation: Escalation, actor: Actor | None) -> tuple[User, Escalation]:
+    """The person deciding and the escalation row locked for their vote. Forbidden for an
+    agent, the system, a non-reviewer or a reviewer whose scope leaves out the agent: the
+    lock query itself reads only rows the reviewer may decide (one query for both)."""
     if is_agent(actor):
         raise Forbidden("Agents never decide escalations, not even their own.")
-    if actor is None or not reviewer_may_decide(actor, escalation.agent_id):
-        raise Forbidden("You may not decide escalations of this agent.")
-    return actor
+    forbidden = Forbidden("You may not decide escalations of this agent.")
+    if actor is None or not is_reviewer(actor):
+        raise forbidden
+
+    def lock(rows: QuerySet[Escalation]) -> QuerySet[Escalation]:
+        return rows.select_for_update(of=("self",)).select_related("agent").filter(pk=escalation.pk)
+
+    locked = lock(escalations_visible_to(actor)).first()
+    if locked is None:
+        if not reviewer_may_decide(actor, escalation.agent_id):
+            raise forbidden
+        locked = lock(Escalation.objects.all()).get()  # the scope changed meanwhile, or gone
+    return actor, locked
 
 
 def _checked_arguments(escalation: Escalation, args: Any) -> dict[str, Any]:
@@ -176,8 +188,9 @@ def _conflict_if_closed(escalation: Escalation, now: datetime) -> None:
         raise Conflict("The escalation expired; no decision is accepted after expiry.")
 
 
-def _hook_label(key: str) -> str:
-    name = hook_names([key]).get(key)
+def _hook_label(key: str, hook: Any = None) -> str:
+    """`hook`: the Hook row of `key` when the caller holds it already (no query)."""
+    name = hook.name if hook is not None else hook_names([key]).get(key)
     return f"\u201c{name}\u201d ({key})" if name else key
 
 
@@ -192,7 +205,7 @@ def escalation_decide(
     now: datetime | None = None,
 ) -> DecisionResult:
     """One reviewer's vote. A rejection vetoes; the approvalsRequired-th approval approves."""
-    reviewer = _decider(escalation, actor)
+    reviewer, locked = _decider_locked(escalation, actor)
     reason = (reason or "").strip()
     if outcome not in VoteOutcome.values:
         raise InvalidInput(
@@ -207,11 +220,6 @@ def escalation_decide(
             "Only an approval carries arguments.", fields={"/args": ["Not on reject."]}
         )
     now = now or timezone.now()
-    locked = (
-        Escalation.objects.select_for_update(of=("self",))
-        .select_related("agent")
-        .get(pk=escalation.pk)
-    )
     _conflict_if_closed(locked, now)
     votes = list(locked.votes.values_list("reviewer_id", "outcome"))
     if any(reviewer_id == reviewer.pk for reviewer_id, _ in votes):

@@ -5,14 +5,34 @@ still authenticate its user (not logged out, flushed, expired or password-change
 active) and that user must still be a reviewer whose reach (the agents they may decide for)
 has not shrunk. Otherwise the consumer closes the socket with one of the codes below; the
 inbox page clears its rows and reloads, which shows the login page or the narrower inbox.
+
+The re-check before a push is one query (`_unchanged`): the stored session, the user's row,
+group names and reviewer scopes together. It accepts only what Django's own `auth.get_user`
+would accept (same session row and expiry, same user id, a ModelBackend, the user active,
+the session hash made with the current SECRET_KEY); anything else — including a hash made
+with a fallback key — takes the full path below, which decides exactly as the pages do.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, load_backend
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.models import User
+from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
+from django.db.models import CharField, OuterRef, Subquery, Value
+from django.db.models.aggregates import StringAgg
+from django.db.models.functions import Cast
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare
+
+from approvals.models import ReviewerScope
 from approvals.selectors import ReviewerReach, reviewer_reach
+from console.roles import group_names_subquery, groups_known
 from console.sessions import session_user
 
 # 4000-4999 are the application's own close codes (RFC 6455 §7.4.2).
@@ -32,8 +52,59 @@ class SocketAccess:
     reach: ReviewerReach
 
 
+def _scope_ids() -> Subquery:
+    """An annotation: the outer user's ReviewerScope agent ids, comma-joined (NULL: none)."""
+    rows = ReviewerScope.objects.filter(user_id=OuterRef("pk")).values("user_id")
+    joined = StringAgg(Cast("agent_id", CharField()), Value(","))
+    return Subquery(rows.annotate(ids=joined).values("ids")[:1])
+
+
+def _unchanged(session_key: str, before: SocketAccess) -> SocketAccess | None:
+    """The access, when one query shows nothing that ends or narrows it; None: ask fully."""
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    if not issubclass(store, DatabaseSessionStore):
+        return None
+    sessions = store.get_model_class().objects.filter(
+        session_key=session_key, expire_date__gt=timezone.now()
+    )
+    user = (
+        User.objects.filter(pk=before.user.pk)
+        .annotate(
+            session_data=Subquery(sessions.values("session_data")[:1]),
+            group_names=group_names_subquery(),
+            scope_ids=_scope_ids(),
+        )
+        .first()
+    )
+    if user is None or not user.session_data:
+        return None
+    session = store().decode(user.session_data)
+    backend_path = session.get(BACKEND_SESSION_KEY)
+    if str(session.get(SESSION_KEY)) != str(user.pk):
+        return None
+    if backend_path not in settings.AUTHENTICATION_BACKENDS:
+        return None
+    backend = load_backend(backend_path)
+    if not isinstance(backend, ModelBackend) or type(backend).get_user is not ModelBackend.get_user:
+        return None
+    if not backend.user_can_authenticate(user):
+        return None
+    if not constant_time_compare(session.get(HASH_SESSION_KEY) or "", user.get_session_auth_hash()):
+        return None
+    groups_known(user, user.group_names)
+    scoped = [int(agent_id) for agent_id in user.scope_ids.split(",")] if user.scope_ids else []
+    reach = reviewer_reach(user, scoped)
+    if reach is None or not reach.covers(before.reach):
+        return None
+    return SocketAccess(user=user, reach=reach)
+
+
 def socket_access(session_key: str | None, *, before: SocketAccess | None = None) -> SocketAccess:
     """The socket's access now; AccessEnded when it must close. `before`: what it had."""
+    if before is not None and session_key:
+        unchanged = _unchanged(session_key, before)
+        if unchanged is not None:
+            return unchanged
     user = session_user(session_key)
     if user is None:
         raise AccessEnded(CLOSE_SESSION_ENDED, "the session no longer authenticates a user")

@@ -21,7 +21,7 @@ from rest_framework import authentication, exceptions, permissions
 
 from console.actors import is_agent
 from console.models import ApiToken
-from console.roles import is_admin, is_auditor, is_reviewer
+from console.roles import group_names_subquery, groups_known, is_admin, is_auditor, is_reviewer
 from console.tokens import PERSONAL_TOKEN_KIND, PREFIX_LENGTH, token_matches
 
 # last_used_at is a hint, not a log: write it at most once a minute per token.
@@ -51,11 +51,13 @@ def personal_token_resolve(plaintext: str) -> tuple[Any, ApiToken] | None:
     api_token = (
         ApiToken.objects.select_related("user")
         .filter(prefix=plaintext[:PREFIX_LENGTH], revoked_at__isnull=True, user__is_active=True)
+        .annotate(user_group_names=group_names_subquery("user_id"))  # roles: no 2nd query
         .first()
     )
     if api_token is None or not token_matches(plaintext, api_token.digest):
         return None
     token_touch(ApiToken, api_token)
+    groups_known(api_token.user, api_token.user_group_names)
     return api_token.user, api_token
 
 

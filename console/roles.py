@@ -23,6 +23,27 @@ def _group_names(user: Any) -> set[str]:
     return cached
 
 
+GROUP_SEPARATOR = "\x1f"
+
+
+def group_names_subquery(user_field: str = "pk") -> Any:
+    """An annotation: the group names of the user whose id is the outer row's `user_field`,
+    joined by GROUP_SEPARATOR (NULL for none); hand the value to `groups_known`."""
+    from django.contrib.auth.models import User
+    from django.db.models import OuterRef, Subquery, Value
+    from django.db.models.aggregates import StringAgg
+
+    rows = User.groups.through.objects.filter(user_id=OuterRef(user_field))
+    joined = StringAgg("group__name", Value(GROUP_SEPARATOR))
+    return Subquery(rows.values("user_id").annotate(names=joined).values("names")[:1])  # type: ignore[misc]
+
+
+def groups_known(user: Any, joined: str | None) -> None:
+    """`user`'s group names as the caller just read them with `group_names_subquery` (role
+    checks of this user object then ask no query)."""
+    user._console_groups = set(joined.split(GROUP_SEPARATOR)) if joined else set()
+
+
 def has_role(user: Any, role: Role) -> bool:
     if user is None or not getattr(user, "is_authenticated", False):
         return False

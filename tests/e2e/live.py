@@ -48,7 +48,7 @@ class LiveConsole:
         self.port = port
 
 
-def start_console(log_path: Path) -> LiveConsole:
+def start_console(log_path: Path, timeout: float = START_TIMEOUT_SECONDS) -> LiveConsole:
     port = _free_port()
     env = {
         **os.environ,
@@ -74,7 +74,7 @@ def start_console(log_path: Path) -> LiveConsole:
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the console exited: {log_path.read_text()[-2000:]}")
