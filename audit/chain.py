@@ -188,12 +188,14 @@ def _pg_raw(text: str) -> Any:
     return json.loads(text) if _LONG_DIGITS.search(text) else orjson.loads(text)
 
 
-def _pg_canonical(cursor: Any, ids: list[int]) -> tuple[dict[int, bytes], dict[int, dict]]:
+def _pg_canonical(
+    cursor: Any, ids: list[int]
+) -> tuple[dict[int, bytes], dict[int, dict[str, Any]]]:
     """`record_canonical` of the records `ids`, by id, read in one statement; and their
     values as the dashboard rollups count them (audit.rollups, `timestamp` a datetime)."""
     cursor.execute(_PG_SEAL_READ_SQL, [ids])
     documents: dict[int, bytes] = {}
-    counted: dict[int, dict] = {}
+    counted: dict[int, dict[str, Any]] = {}
     timestamp = SEALED_FIELDS.index("timestamp")
     for found in cursor.fetchall():
         values = list(found)

@@ -66,7 +66,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         request.user,
         [
             *(k for r in page.items for k in (r.decided_hook, *r.hook_ids)),
-            filters.get("hook"),
+            filters.get("hook", ""),
             *hook_keys,
         ],
     )

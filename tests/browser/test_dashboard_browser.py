@@ -12,7 +12,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from audit.chain import chain_seal_all
 from tests.audit.pages_support import build_world
-from tests.browser.chromium import launch_chromium
+from tests.browser.chromium import launch_chromium, log_in, open_page
 
 SHOTS = Path("/tmp/shots-dash")
 
@@ -28,15 +28,8 @@ def test_dashboard_tiles_link_to_their_records_at_both_widths(
     SHOTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.set_default_timeout(15_000)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(f"{base}/accounts/login/")
-        page.fill("#id_username", "audrey")
-        page.fill("#id_password", "pw-audrey")
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{base}/audit/")
+        page, errors = open_page(browser)
+        log_in(page, base, "audrey", landing="/audit/")
 
         page.goto(f"{base}/audit/dashboard/?range=7d")
         expect(page.locator(".chart-wide svg").first).to_be_visible()

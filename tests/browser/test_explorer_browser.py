@@ -13,7 +13,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from audit.models import SavedView
 from tests.audit.pages_support import build_world
-from tests.browser.chromium import launch_chromium
+from tests.browser.chromium import launch_chromium, log_in, open_page
 
 SHOTS = Path("/tmp/shots-explorer")
 
@@ -28,16 +28,8 @@ def test_auditor_explores_records_with_histogram_facets_and_a_saved_view(
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        page.set_default_timeout(15_000)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-
-        page.goto(f"{base}/accounts/login/")
-        page.fill("#id_username", "audrey")
-        page.fill("#id_password", "pw-audrey")
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{base}/audit/")
+        page, errors = open_page(browser, 1440, 1000)
+        log_in(page, base, "audrey", landing="/audit/")
         expect(page.locator("#f-range")).to_have_value("24h")
 
         page.select_option("#f-range", "7d")

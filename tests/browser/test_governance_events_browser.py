@@ -18,7 +18,7 @@ from audit.chain import chain_seal
 from audit.models import InterceptionRecord, RecordSeal
 from console.celery import app as celery_app
 from tests.audit.record_wires import items, sdk_session
-from tests.browser.chromium import launch_chromium
+from tests.browser.chromium import launch_chromium, log_in, open_page
 
 # Set to a directory to keep screenshots of the pages at desktop and phone sizes.
 SHOTS = os.environ.get("CONSOLE_TEST_SHOTS", "")
@@ -90,15 +90,8 @@ def test_auditor_reads_a_hook_change_and_verifies_the_chain(
     base = live_server.url
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.set_default_timeout(15_000)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(f"{base}/accounts/login/")
-        page.fill("#id_username", "audrey")
-        page.fill("#id_password", "pw-audrey")
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{base}/audit/")
+        page, errors = open_page(browser)
+        log_in(page, base, "audrey", landing="/audit/")
 
         page.goto(f"{base}/audit/events/?agent=sre-agent")
         changes = page.locator("details.event-changes").first

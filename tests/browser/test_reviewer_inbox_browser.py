@@ -32,7 +32,7 @@ from tests.approvals.conftest import (
     in_own_thread,
 )
 from tests.approvals.live_server import daphne_server
-from tests.browser.chromium import launch_chromium
+from tests.browser.chromium import launch_chromium, log_in
 
 pytestmark = [
     pytest.mark.browser,
@@ -77,14 +77,6 @@ def shot(page: Any, name: str) -> None:
     if folder:
         os.makedirs(folder, exist_ok=True)
         page.screenshot(path=os.path.join(folder, name), full_page=True)
-
-
-def log_in(page: Any, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", f"pw-{username}")
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
 
 
 class Agent:

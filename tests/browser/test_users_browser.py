@@ -17,8 +17,8 @@ from playwright.sync_api import expect, sync_playwright
 
 from approvals.models import ReviewerScope
 from tests.approvals.live_server import daphne_server
-from tests.browser.chromium import launch_chromium
-from tests.browser.test_reviewer_inbox_browser import in_thread, log_in
+from tests.browser.chromium import launch_chromium, log_in
+from tests.browser.test_reviewer_inbox_browser import in_thread
 
 pytestmark = [
     pytest.mark.browser,
