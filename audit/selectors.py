@@ -364,6 +364,11 @@ def session_records(
     return qs.order_by("sequence", "agent_id", "id")
 
 
+def session_stored(agent: Any, session_id: str) -> bool:
+    """Whether any record of this session of `agent` is stored."""
+    return InterceptionRecord.objects.filter(agent=agent, session_id=session_id).exists()
+
+
 def recent_sessions(qs: QuerySet[InterceptionRecord]) -> list[dict[str, Any]]:
     """Most recently active sessions of a filtered record set, one GROUP BY query: per
     (agent__slug, session_id) the first/last timestamp and sequence, counts, and `gaps`

@@ -1,6 +1,8 @@
 """`make test`'s two lanes, run at once; fails if either fails.
 
-- postgresql: the whole suite on PostgreSQL and Redis (DATABASE_URL and REDIS_URL as given).
+- postgresql, postgresql-units: the whole suite on PostgreSQL and Redis, in two halves run at
+  once (the server, browser and client runs with DATABASE_URL and REDIS_URL as given; every
+  other test directory on `<database>_units` and the next Redis db).
 - sqlite: the unit, API and portal tests on the embedded default `make run` uses (no
   DATABASE_URL/REDIS_URL: SQLite, in-memory channel layer, Celery in-process), without the
   tests marked `postgresql` or `redis`.
@@ -34,6 +36,17 @@ SQLITE_PATHS = (
     "tests/demo",
 )
 SQLITE_DESELECT = "not postgresql and not redis"
+# The runs that start their own servers, browsers and clients; the PostgreSQL lane is split
+# in two (these, and every other test directory) so both cores stay busy once the shorter
+# sqlite lane ends. The second half gets its own database, Redis db and channel prefix.
+SERVER_PATHS = (
+    "tests/browser",
+    "tests/conformance",
+    "tests/e2e",
+    "tests/faults",
+    "tests/reach_clients",
+    "tests/security",
+)
 EMBEDDED_UNSET = ("DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX", "CELERY_TASK_ALWAYS_EAGER")
 
 
@@ -61,11 +74,38 @@ def lanes(extra: list[str], scratch: str) -> list[Lane]:
     SQLITE_PATHS (still without the postgresql/redis ones)."""
     embedded = {k: v for k, v in os.environ.items() if k not in EMBEDDED_UNSET}
     embedded["SQLITE_PATH"] = str(Path(scratch) / "console.sqlite3")
-    paths = [] if any(_names_tests(arg) for arg in extra) else list(SQLITE_PATHS)
+    named = any(_names_tests(arg) for arg in extra)
+    paths = [] if named else list(SQLITE_PATHS)
+    sqlite = Lane("sqlite", pytest_command(["-m", SQLITE_DESELECT, *paths, *extra]), embedded)
+    if named:
+        return [Lane("postgresql", pytest_command(extra), dict(os.environ)), sqlite]
     return [
-        Lane("postgresql", pytest_command(extra), dict(os.environ)),
-        Lane("sqlite", pytest_command(["-m", SQLITE_DESELECT, *paths, *extra]), embedded),
+        Lane("postgresql", pytest_command([*SERVER_PATHS, *extra]), dict(os.environ)),
+        Lane("postgresql-units", pytest_command([*unit_paths(), *extra]), units_env()),
+        sqlite,
     ]
+
+
+def unit_paths() -> list[str]:
+    """Every test directory the server half does not run."""
+    found = sorted(
+        f"tests/{folder.name}"
+        for folder in (ROOT / "tests").iterdir()
+        if folder.is_dir() and any(folder.glob("test_*.py"))
+    )
+    return [path for path in found if path not in SERVER_PATHS]
+
+
+def units_env() -> dict[str, str]:
+    """The environment as given, on a database, Redis db and channel prefix of its own."""
+    env = dict(os.environ)
+    if env.get("DATABASE_URL"):
+        env["DATABASE_URL"] = env["DATABASE_URL"].rstrip("/") + "_units"
+    if env.get("REDIS_URL"):
+        base, _, number = env["REDIS_URL"].rpartition("/")
+        env["REDIS_URL"] = f"{base}/{(int(number) if number.isdigit() else 0) + 1}"
+    env["CHANNELS_PREFIX"] = "units"
+    return env
 
 
 def _run_lane(lane: Lane, width: int) -> None:

@@ -1,5 +1,6 @@
-"""tests/run_lanes.py, what `make test` runs: both lanes at once, the sqlite one on the
-embedded default, output prefixed per lane, and a failure in either fails the run."""
+"""tests/run_lanes.py, what `make test` runs: the lanes at once (the PostgreSQL suite in two
+halves, and the sqlite lane on the embedded default), output prefixed per lane, and a failure
+in any fails the run."""
 
 from __future__ import annotations
 
@@ -19,11 +20,20 @@ def test_the_sqlite_lane_runs_on_the_embedded_default(monkeypatch, tmp_path):
     monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/console")
     monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
     monkeypatch.setenv("CHANNELS_PREFIX", "ci")
-    postgresql, sqlite = run_lanes.lanes(["-x"], str(tmp_path))
+    postgresql, units, sqlite = run_lanes.lanes(["-x"], str(tmp_path))
     assert postgresql.env["DATABASE_URL"] and postgresql.env["REDIS_URL"]
     pytest_args = ["-q", "-p", "no:cacheprovider"]
     assert postgresql.args[:3] == [sys.executable, "-m", "pytest"]
-    assert postgresql.args[3:] == [*pytest_args, "-x"]
+    assert postgresql.args[3:] == [*pytest_args, *run_lanes.SERVER_PATHS, "-x"]
+    # The other half of the PostgreSQL suite: every other test folder, its own services.
+    unit_paths = [arg for arg in units.args if arg.startswith("tests/")]
+    assert "tests/audit" in unit_paths and not set(unit_paths) & set(run_lanes.SERVER_PATHS)
+    assert (units.env["DATABASE_URL"], units.env["REDIS_URL"], units.env["CHANNELS_PREFIX"]) == (
+        "postgres://postgres@127.0.0.1:5432/console_units",
+        "redis://127.0.0.1:6379/1",
+        "units",
+    )
+    assert units.args[-1] == "-x"
     assert not {"DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX"} & set(sqlite.env)
     assert sqlite.env["SQLITE_PATH"].startswith(str(tmp_path))
     assert sqlite.args[3:] == [
@@ -33,6 +43,15 @@ def test_the_sqlite_lane_runs_on_the_embedded_default(monkeypatch, tmp_path):
         *run_lanes.SQLITE_PATHS,
         "-x",
     ]
+
+
+def test_every_test_folder_runs_on_postgresql(tmp_path):
+    folders = {
+        f"tests/{folder.name}"
+        for folder in (run_lanes.ROOT / "tests").iterdir()
+        if folder.is_dir() and any(folder.glob("test_*.py"))
+    }
+    assert set(run_lanes.SERVER_PATHS) | set(run_lanes.unit_paths()) == folders
 
 
 def test_named_tests_replace_the_sqlite_lanes_folders(tmp_path):

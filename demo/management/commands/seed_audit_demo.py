@@ -24,6 +24,7 @@ from approvals import services as approval_services
 from approvals.models import Escalation
 from audit.chain import chain_seal_all
 from audit.models import Outcome
+from audit.selectors import session_stored
 from demo.agents import CUSTOM_AGENT, demo_agent_ensure
 from demo.records import DemoSession, HookKeys, demo_session_items, store_items
 
@@ -95,6 +96,11 @@ class Command(BaseCommand):
                 custom_agent=CUSTOM_AGENT if rng.random() < 0.4 else "",
                 drop_sequences=2 if n % 29 == 5 else 0,
             )
+            # Records are idempotent per (session, sequence, timestamp); a re-run stamps the
+            # same sessions at other times, so it skips the sessions already stored.
+            if session_stored(agent, session.session_id):
+                duplicates += len(session.items)
+                continue
             result = store_items(agent, session.items)
             accepted += result.accepted
             duplicates += result.duplicates
