@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Route, expect, sync_playwright
 
 from tests.audit.pages_support import build_world
-from tests.browser.chromium import launch_chromium, log_in
+from tests.browser.chromium import launch_chromium
 
 
 @pytest.mark.browser
@@ -139,7 +139,10 @@ def test_admin_follows_a_record_rows_deciding_hook_to_its_page(live_server, alic
         browser = launch_chromium(playwright)
         page = browser.new_page()
         page.set_default_timeout(15_000)
-        log_in(page, base, "alice")
+        page.goto(f"{base}/accounts/login/")
+        page.fill("#id_username", "alice")
+        page.fill("#id_password", "pw-alice")
+        page.click("button[type=submit]")
         page.goto(f"{base}/audit/")
         row = page.locator("tr[data-record]").first
         link = row.locator(".decided-by a.hook-ref")
