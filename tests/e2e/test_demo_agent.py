@@ -34,9 +34,18 @@ async def test_demo_loop_runs_its_tasks_under_the_seed_hooks(governed):
     loop = asyncio.create_task(demo.demo(gov.console.url, gov.token, pace=0.05, runs=4))
     await decide_when_pending(gov.console.url, token, "approve", "go ahead")
     await asyncio.wait_for(loop, timeout=60)
-    rows = await asyncio.to_thread(lambda: list(InterceptionRecord.objects.all()))
-    sessions = {row.session_id for row in rows}
-    assert len(sessions) == 5  # four routine tasks and one change
+    rows = await asyncio.to_thread(
+        lambda: list(InterceptionRecord.objects.order_by("timestamp", "sequence"))
+    )
+    sessions: dict[str, list[str]] = {}
+    for row in rows:
+        sessions.setdefault(row.session_id, []).append(
+            f"{row.agent_id}:{row.interception_point}:{row.tool_name}:{row.outcome}"
+        )
+    # Four routine tasks and one change, all the demo agent's (a failure lists each
+    # session's records: agent id, point, tool, outcome).
+    assert len(sessions) == 5, sessions
+    assert {row.agent_id for row in rows} == {gov.agent.pk}
     assert {row.tool_name for row in rows} >= {"Bash", "restart_service", "read_logs"}
     warned = [row for row in rows if row.interception_point == "output" and row.outcome == "warned"]
     assert warned  # the Stop hook made the agent add the completion marker at least once
