@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ import psycopg
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from psycopg.adapt import Loader
 
 from agents.models import Agent
 from audit import rollups
@@ -156,22 +156,28 @@ def _chain(
 
 # The PostgreSQL sealer reads the sealed columns itself, in the forms `chain_verify` (the
 # ORM, the reference) turns them into: timestamps already as `_plain` text (to_char gives
-# the same digits, the year zero-padded: see _pg_plain_time) and raw as text for orjson.
+# the same digits, the year zero-padded: see _pg_plain_time) and raw as the jsonb's text,
+# as bytes (_JsonbBytes), for orjson.
 _PG_TIME = "to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 _PG_SEAL_COLUMNS = ", ".join(
-    "raw::text"
-    if name == "raw"
-    else _PG_TIME.format(f'"{name}"')
-    if name in ("timestamp", "received_at")
-    else f'"{name}"'
+    _PG_TIME.format(f'"{name}"') if name in ("timestamp", "received_at") else f'"{name}"'
     for name in SEALED_FIELDS
 )
+# One statement reads the records once for the seals and for the rollups' counts.
 _PG_SEAL_READ_SQL = (
-    f"SELECT {_PG_SEAL_COLUMNS} FROM audit_interceptionrecord "  # noqa: S608 - fixed names
-    "WHERE id = ANY(%s::bigint[])"
+    "WITH sealed AS MATERIALIZED (SELECT * FROM audit_interceptionrecord "  # noqa: S608
+    f"WHERE id = ANY(%s::bigint[])), {rollups.PG_COUNT_SEALED_CTES} "
+    f"SELECT {_PG_SEAL_COLUMNS} FROM sealed"
 )
 _RAW = SEALED_FIELDS.index("raw")
 _TIMES = (SEALED_FIELDS.index("timestamp"), SEALED_FIELDS.index("received_at"))
+
+
+class _JsonbBytes(Loader):
+    """jsonb in text format, handed over as the bytes PostgreSQL sent (no decoding)."""
+
+    def load(self, data: Any) -> bytes:
+        return bytes(data)
 
 
 def _pg_plain_time(text: str) -> str:
@@ -180,46 +186,51 @@ def _pg_plain_time(text: str) -> str:
 
 
 # orjson reads an integer past 64 bits as a float where json.loads (the ORM's reader) keeps
-# an int: a text with 19 digits in a row goes through json.loads.
-_LONG_DIGITS = re.compile(r"\d{19}")
+# an int: a text with 19 digits in a row goes through json.loads. Found by mapping every
+# digit to 0 and looking for 19 zeros: about 8 times cheaper than a regular expression.
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
 
 
-def _pg_raw(text: str) -> Any:
-    return json.loads(text) if _LONG_DIGITS.search(text) else orjson.loads(text)
+def _pg_raw(text: bytes) -> Any:
+    if _LONG_DIGITS in text.translate(_DIGITS_TO_ZERO):
+        return json.loads(text)
+    return orjson.loads(text)
 
 
-def _pg_canonical(
-    cursor: Any, ids: list[int]
-) -> tuple[dict[int, bytes], dict[int, dict[str, Any]]]:
-    """`record_canonical` of the records `ids`, by id, read in one statement; and their
-    values as the dashboard rollups count them (audit.rollups, `timestamp` a datetime)."""
-    cursor.execute(_PG_SEAL_READ_SQL, [ids])
+def _pg_id_array(ids: list[int]) -> str:
+    """`ids` as a PostgreSQL array literal, sent as one text parameter (cast by the query to
+    bigint[]): about 15 ms less per 10,000 ids than psycopg adapting a list of ints."""
+    return "{" + ",".join(map(str, ids)) + "}"
+
+
+def _pg_seal_read(cursor: Any, ids: list[int]) -> dict[int, bytes]:
+    """`record_canonical` of the records `ids`, by id, read in one statement that also adds
+    them to the dashboard rollups (audit.rollups.PG_COUNT_SEALED_CTES): only the sealer
+    calls it, in its transaction, with the records it is about to seal."""
+    cursor.adapters.register_loader("jsonb", _JsonbBytes)
+    cursor.execute(_PG_SEAL_READ_SQL, [_pg_id_array(ids)])
     documents: dict[int, bytes] = {}
-    counted: dict[int, dict[str, Any]] = {}
-    timestamp = SEALED_FIELDS.index("timestamp")
     for found in cursor.fetchall():
         values = list(found)
         values[_RAW] = _pg_raw(values[_RAW])
-        stamp = dt.datetime.fromisoformat(values[timestamp])  # to_char pads the year
         for index in _TIMES:
             values[index] = _pg_plain_time(values[index])
-        row = dict(zip(SEALED_FIELDS, values, strict=True))
-        documents[values[0]] = _canonical_json(row)
-        counted[values[0]] = {**row, "timestamp": stamp}
-    return documents, counted
+        documents[values[0]] = _canonical_json(dict(zip(SEALED_FIELDS, values, strict=True)))
+    return documents
 
 
 def _seal_postgresql(agent_id: int, ids: list[int], seq: int, prev: str) -> tuple[int, str, int]:
-    """Read, hash and COPY the seals of `ids` on one server-side-binding cursor: the id
-    list travels as one array parameter, the seals as COPY text. (last seq, hash, count)"""
+    """Read (and count in the rollups), hash and COPY the seals of `ids` on one
+    server-side-binding cursor: the id list travels as one array parameter, the seals as
+    COPY text. (last seq, hash, count)"""
     raw_connection = connection.connection
     assert raw_connection is not None
     with psycopg.Cursor(raw_connection) as cursor:
-        documents, counted = _pg_canonical(cursor, ids)
+        documents = _pg_seal_read(cursor, ids)
         seals = _chain(ids, documents, seq, prev)
         if not seals:
             return seq, prev, 0
-        rollups.records_counted(counted[seal[0]] for seal in seals)
         now = timezone.now().astimezone(dt.UTC).isoformat()
         tail = f"\t{agent_id}\t{now}\n"
         text = "".join(f"{pk}\t{n}\t{p}\t{h}{tail}" for pk, n, p, h in seals)
@@ -234,12 +245,26 @@ _PG_SEAL_COPY_SQL = (
 )
 
 
+def _commit_without_waiting_for_the_disk() -> None:
+    """A seal transaction commits without waiting for its WAL flush (PostgreSQL's
+    asynchronous commit, this transaction only). Sealing is derived data: a crash may lose
+    the last few hundred milliseconds of committed seals, but atomically (seals, rollup
+    counts, chain head and the pending rows they consumed go together), so those records
+    are simply pending again and the next seal computes the very same chain positions and
+    hashes from the stored records. Any later synchronous commit (ingest, retention)
+    flushes the WAL past it first, so nothing durable can build on a lost seal."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL synchronous_commit = off")
+
+
 def chain_seal(agent_id: int) -> int:
     """Seal every pending record of one agent; returns how many were sealed."""
     total = 0
     postgresql = embedded.database_is_postgresql()
     while True:
         with transaction.atomic():
+            if postgresql:
+                _commit_without_waiting_for_the_disk()
             head = _lock_head(agent_id)
             pending = list(
                 RecordSealPending.objects.filter(agent_id=agent_id).order_by("id")[
