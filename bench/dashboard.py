@@ -15,6 +15,8 @@ and template) and prints p50/p95 beside two baselines measured in the same run:
 - `/audit/?limit=50`: the record search page's first page (its own keyset query).
 
 The dashboard reads only the rollups, so its time should not grow with the table.
+`--agents search-agent` with BENCH_DATABASE_URL pointing at bench/partitions.py's
+database measures the dashboard over that seeded table (10M rows over 365 days).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from audit_common import bench_agent, setup_django  # noqa: E402
 
 
-def grow(target: int) -> None:
+def grow(target: int, prefix: str) -> None:
     from django.db import connection
 
     from audit.management.commands.audit_seed_records import seed_records
@@ -45,7 +47,7 @@ def grow(target: int) -> None:
     from audit.rollups import rollups_rebuild
 
     have = InterceptionRecord.objects.count()
-    agents = [bench_agent(f"pages-agent-{i}")[0].pk for i in range(5)]
+    agents = [bench_agent(f"{prefix}-{i}")[0].pk for i in range(5)]
     if have < target:
         began = time.perf_counter()
         seed_records(agent_ids=agents, count=target - have, days=30, chunk=250_000)
@@ -80,6 +82,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000000,3000000")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument(
+        "--agents",
+        default="pages-agent",
+        help="Agent slug prefix: `search-agent` reuses bench/partitions.py's rows "
+        "(10 agents over 365 days) on its database.",
+    )
     args = parser.parse_args()
     setup_django()
 
@@ -107,7 +115,7 @@ def main() -> None:
             return cursor.fetchone()
 
     for size in [int(s) for s in args.sizes.split(",")]:
-        grow(size)
+        grow(size, args.agents)
         total = InterceptionRecord.objects.count()
         load = os.getloadavg()
         print(
@@ -119,7 +127,7 @@ def main() -> None:
         print(f"{'baseline SELECT 1':44} {one50:9.2f}")
         print(f"{'baseline /audit/?limit=50 (search page)':44} {search50:9.1f} {search95:8.1f}")
         print(f"{'page':44} {'p50':>9} {'p95':>8} {'÷ SELECT 1':>11} {'÷ search':>9}")
-        for query in ("", "&agent=pages-agent-2"):
+        for query in ("", f"&agent={args.agents}-2"):
             for key in ("1h", "24h", "7d", "30d"):
                 url = f"/audit/dashboard/?range={key}{query}"
                 p50, p95 = timed(page(url), args.repeat)
