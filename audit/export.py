@@ -299,8 +299,8 @@ _DJANGO_OPTIONS = frozenset({"pool", "isolation_level", "server_side_binding", "
 
 
 def _conninfo(using: str = DEFAULT_DB_ALIAS) -> dict[str, Any]:
-    """psycopg connection parameters of database `using`: its address and its OPTIONS
-    (sslmode, behind a transaction pooler prepare_threshold=None, ...)."""
+    """psycopg connection parameters of database `using`: its address and the psycopg
+    parameters among its OPTIONS (e.g. sslmode from the URL)."""
     settings_dict = connections[using].settings_dict
     info = {
         "dbname": settings_dict["NAME"],

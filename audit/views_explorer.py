@@ -3,12 +3,12 @@ histogram of the matching records, facets with counts, the exact total, keyset p
 keep their place in the URL, tool/hook suggestions and per-user saved views.
 
 Reads go through `audit.selectors.records_search` (the one filter, shared with the API and
-the export, read from the read replica when one is configured) and `audit.explorer` (period, histogram, facets, suggestions); saved views
-through `audit.saved_views`. An htmx request gets a partial of the same page: the whole
-results region (`results`, the form's own submission), the form and the results
-(`explorer`, HX-Target `explorer-root`: a facet or chip click changes the form's values),
-or only the table and pager when paging (`list`, HX-Target `record-list`: the histogram
-and facets do not change between pages).
+the export; read from the read replica when one is configured) and `audit.explorer`
+(period, histogram, facets, suggestions); saved views through `audit.saved_views`. An
+htmx request gets a partial of the same page: the whole results region (`results`, the
+form's own submission), the form and the results (`explorer`, HX-Target `explorer-root`:
+a facet or chip click changes the form's values), or only the table and pager when paging
+(`list`, HX-Target `record-list`: the histogram and facets do not change between pages).
 """
 
 from __future__ import annotations
