@@ -9,7 +9,8 @@ PYTHON ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bi
 TEST_DB ?= console
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/$(TEST_DB)
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
-APT_PACKAGES := bubblewrap jq chromium iproute2
+# pgbouncer: tests/e2e/test_pgbouncer.py runs the console behind a real one (transaction pooling).
+APT_PACKAGES := bubblewrap jq chromium iproute2 pgbouncer
 # The real agent clients (Claude Code, Codex CLI, Gemini CLI) that tests/reach_clients drives,
 # installed from the npm registry outside the work tree, once per pinned lockfile.
 REACH_CLIENTS_DIR ?= $(HOME)/.cache/console-tests/reach-clients
@@ -68,8 +69,9 @@ test: system-deps venv services reach-clients lint typecheck
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) manage.py makemigrations --check --dry-run
 	@# Three lanes at once (tests/run_lanes.py): the whole suite on PostgreSQL + Redis in two halves, and the
 	@# unit, API and portal tests on the embedded default of `make run` (SQLite, in-process).
+	@# SCALEOUT_REQUIRED: a missing pgbouncer or PostgreSQL server binary fails the scale-out tests.
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REACH_CLIENTS_DIR=$(REACH_CLIENTS_DIR) REACH_CLIENTS_REQUIRED=1 \
-		$(PY) tests/run_lanes.py $(PYTEST_ARGS)
+		SCALEOUT_REQUIRED=1 $(PY) tests/run_lanes.py $(PYTEST_ARGS)
 
 bench: venv services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) bash bench/run_all.sh

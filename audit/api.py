@@ -50,8 +50,8 @@ from audit.selectors import (
     governance_events_filter,
     parse_limit,
     record_export_for_user,
-    records_filter,
     records_page,
+    records_search,
 )
 from console import embedded
 from console.actors import request_actor
@@ -61,6 +61,10 @@ from console.openapi import errors
 from console.parsers import ensure_storable, json_loads
 
 RETRY_AFTER_SECONDS = 5
+REPLICA_NOTE = (
+    "Read from the console's read replica when it has one (DATABASE_REPLICA_URL, a streaming "
+    "replica): a record stored in the last moments may not be in the answer yet."
+)
 FILTER_PARAMS = [OpenApiParameter(name, str) for name in RECORD_FILTERS]
 
 
@@ -105,7 +109,7 @@ def _export_format(request: Request) -> str:
 
 def _filtered(request: Request, extra: tuple[str, ...]) -> Any:
     _refuse_unknown(request, (*RECORD_FILTERS, *extra))
-    return records_filter(request.query_params, user=request.user)
+    return records_search(request.query_params, user=request.user)
 
 
 class _RecordsView(APIView):
@@ -153,6 +157,7 @@ class RecordsApi(_RecordsView):
             OpenApiParameter("limit", int),
         ],
         responses={200: RecordPageSerializer, **errors(400, 503)},
+        description=REPLICA_NOTE,
     )
     def get(self, request: Request) -> Response:
         qs = _filtered(request, ("cursor", "limit"))
@@ -205,8 +210,8 @@ def _export_content(
     if statement is None:
         return (export.astream_python if asgi else export.stream_python)(qs, fmt, finish)
     if asgi:
-        return export.astream_copy(statement, fmt, sync_to_async(finish))
-    return export.stream_copy(statement, fmt, finish)
+        return export.astream_copy(statement, fmt, sync_to_async(finish), using=qs.db)
+    return export.stream_copy(statement, fmt, finish, using=qs.db)
 
 
 class RecordsExportApi(_RecordsView):
@@ -223,7 +228,8 @@ class RecordsExportApi(_RecordsView):
             "RFC 4180 CSV (header line, then one record per CRLF row) or JSON Lines (one "
             "record per line). Headers: X-Export-Id, X-Export-Filter (the filter as a query "
             "string), X-Export-Generated-At, X-Export-Manifest (URL of the manifest: rows, "
-            "bytes and SHA-256 of exactly this body, to detect a truncated download)."
+            "bytes and SHA-256 of exactly this body, to detect a truncated download). "
+            + REPLICA_NOTE
         ),
     )
     def get(self, request: Request) -> HttpResponseBase:

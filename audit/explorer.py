@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection
+from django.db import connections
 from django.db.models import BigIntegerField, Count, DateTimeField, Func, QuerySet, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
@@ -186,7 +186,7 @@ def overview(
         matched = sum(n for _, n in buckets)
         rows = min(matched, FACET_ROWS)
         sampled = matched > FACET_ROWS
-        if embedded.database_is_postgresql(connection):
+        if embedded.database_is_postgresql(connections[qs.db]):
             found = _pg_facets(qs, limit, rows=FACET_ROWS if sampled else None)
         else:
             if sampled:
@@ -232,7 +232,7 @@ def _facets(found: Mapping[str, list[tuple[str, int]]]) -> list[Facet]:
 
 
 def _bucket_counts(qs: QuerySet[InterceptionRecord], size: int) -> list[tuple[dt.datetime, int]]:
-    if embedded.database_is_postgresql(connection):
+    if embedded.database_is_postgresql(connections[qs.db]):
         binned = _DateBin(Value(f"{size} seconds"), "timestamp", Value(ORIGIN))
         by_bin = qs.order_by().annotate(bucket=binned).values("bucket").annotate(n=Count("id"))
         return [(row["bucket"], row["n"]) for row in by_bin]
@@ -260,7 +260,7 @@ def _hook_facet(qs: QuerySet[InterceptionRecord], limit: int) -> list[tuple[str,
         f"SELECT j.value, count(*) AS n FROM ({inner}) AS r, json_each(r.hook_ids) AS j "  # noqa: S608 - compiled queryset
         "GROUP BY j.value ORDER BY n DESC, j.value LIMIT %s"
     )
-    with connection.cursor() as cursor:
+    with connections[qs.db].cursor() as cursor:
         cursor.execute(sql, [*params, limit])
         return [(str(key), int(n)) for key, n in cursor.fetchall()]
 
@@ -303,7 +303,7 @@ def _pg_facets(
             GROUP BY h ORDER BY count(*) DESC, h LIMIT %s
         ) AS hooks
     """  # noqa: S608
-    with connection.cursor() as cursor:
+    with connections[qs.db].cursor() as cursor:
         cursor.execute(sql, [*params, limit, limit])
         fetched = cursor.fetchall()
     found: dict[str, list[tuple[str, int]]] = {}

@@ -1,7 +1,8 @@
 """Streamed record export (CSV or JSON Lines) with constant memory.
 
-On PostgreSQL the filtered query (built by `audit.selectors.records_filter`, so it means
-exactly what the search means) runs as `COPY (SELECT …) TO STDOUT` and the server's own
+On PostgreSQL the filtered query (built by `audit.selectors.records_search`, so it means
+exactly what the search means and reads the same database: the read replica when one is
+configured) runs as `COPY (SELECT …) TO STDOUT` and the server's own
 CSV/JSON output is streamed through in ~256 KB chunks: nothing is materialised, in
 Python or in the database. Under ASGI the stream uses its own async psycopg connection
 (Django would otherwise buffer a sync iterator whole); under WSGI it uses Django's
@@ -38,7 +39,7 @@ from typing import Any, overload
 
 import psycopg
 from asgiref.sync import sync_to_async
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import CharField, F, Func, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast
 
@@ -185,8 +186,10 @@ def _copy_select(qs: QuerySet[InterceptionRecord], fmt: str) -> tuple[str, list[
 
 def copy_statement(qs: QuerySet[InterceptionRecord], fmt: str, raw_conn: Any = None) -> str:
     """The `COPY … TO STDOUT` of an export, compiled now (a bad filter fails before any
-    byte is sent). `raw_conn` (a psycopg connection) quotes the values; Django's if None."""
+    byte is sent). `raw_conn` (a psycopg connection) quotes the values; Django's connection
+    to the database `qs` reads if None."""
     if raw_conn is None:
+        connection = connections[qs.db]
         connection.ensure_connection()
         raw_conn = connection.connection
     sql, params = _copy_select(qs, fmt)
@@ -266,10 +269,18 @@ def _crlf_rows(rows: bytes, lines: int) -> bytes:
     return bytes(out)
 
 
-def stream_copy(statement: str, fmt: str, finish: Callable[[Manifest], None]) -> Iterator[bytes]:
-    """Sync stream through Django's own connection (WSGI, tests, management commands).
-    `finish(manifest)` runs once every byte is produced, before the last piece is sent."""
+def stream_copy(
+    statement: str,
+    fmt: str,
+    finish: Callable[[Manifest], None],
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+) -> Iterator[bytes]:
+    """Sync stream through Django's own connection to database `using` (WSGI, tests,
+    management commands). `finish(manifest)` runs once every byte is produced, before the
+    last piece is sent."""
     pieces = _Pieces(header_bytes(fmt), copy_rows=fmt == ExportFormat.CSV)
+    connection = connections[using]
     connection.ensure_connection()
     with connection.connection.cursor() as cursor:
         with cursor.copy(statement) as copy:
@@ -283,8 +294,14 @@ def stream_copy(statement: str, fmt: str, finish: Callable[[Manifest], None]) ->
         yield last
 
 
-def _conninfo() -> dict[str, Any]:
-    settings_dict = connection.settings_dict
+# Django's own OPTIONS, not psycopg connection parameters.
+_DJANGO_OPTIONS = frozenset({"pool", "isolation_level", "server_side_binding", "assume_role"})
+
+
+def _conninfo(using: str = DEFAULT_DB_ALIAS) -> dict[str, Any]:
+    """psycopg connection parameters of database `using`: its address and the psycopg
+    parameters among its OPTIONS (e.g. sslmode from the URL)."""
+    settings_dict = connections[using].settings_dict
     info = {
         "dbname": settings_dict["NAME"],
         "user": settings_dict.get("USER") or None,
@@ -292,15 +309,25 @@ def _conninfo() -> dict[str, Any]:
         "host": settings_dict.get("HOST") or None,
         "port": settings_dict.get("PORT") or None,
     }
-    return {key: value for key, value in info.items() if value is not None}
+    conninfo = {key: value for key, value in info.items() if value is not None}
+    options = settings_dict.get("OPTIONS") or {}
+    conninfo.update({key: value for key, value in options.items() if key not in _DJANGO_OPTIONS})
+    return conninfo
 
 
 async def astream_copy(
-    statement: str, fmt: str, finish: Callable[[Manifest], Awaitable[None]]
+    statement: str,
+    fmt: str,
+    finish: Callable[[Manifest], Awaitable[None]],
+    *,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> AsyncIterator[bytes]:
-    """Async stream on a dedicated connection (ASGI): nothing is buffered in Django."""
+    """Async stream on a dedicated autocommit connection to database `using` (ASGI): nothing
+    is buffered in Django. The COPY is one statement, so one transaction: behind a
+    transaction pooler it holds one server session for exactly the export's duration."""
     pieces = _Pieces(header_bytes(fmt), copy_rows=fmt == ExportFormat.CSV)
-    async with await psycopg.AsyncConnection.connect(**_conninfo(), autocommit=True) as conn:
+    conninfo = _conninfo(using)
+    async with await psycopg.AsyncConnection.connect(**conninfo, autocommit=True) as conn:
         async with conn.cursor() as cursor:
             async with cursor.copy(statement) as copy:
                 async for block in copy:

@@ -24,6 +24,11 @@ of the hook that decided), since, until (ISO 8601; a date alone means its midnig
 since is inclusive, until exclusive), range (15m|1h|24h|7d|30d: since = that long before
 the request, resolved when the request arrives, so a shared link keeps meaning "the last
 24 h"; `all` = no bound; not together with since/until).
+
+The record search (API and explorer) and the export call `records_search`: the same filter,
+read from `search_database()`, the read replica when DATABASE_REPLICA_URL configures one.
+Everything that must see its own writes (ingest's duplicate check, the sealer, approvals, a
+record's own page, saved-view validation) reads the primary through `records_filter`.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.db.models.functions import Lower
 from django.http import Http404
@@ -258,6 +265,24 @@ def records_filter(
     if until is not None:
         qs = qs.filter(timestamp__lt=until)
     return qs.order_by("-timestamp", "-id")
+
+
+REPLICA = "replica"
+
+
+def search_database() -> str:
+    """The database alias the record search and export read: the read replica when one is
+    configured (DATABASE_REPLICA_URL; a hot standby, so records stored in the last moments
+    may not be found yet), else the primary."""
+    return REPLICA if REPLICA in settings.DATABASES else DEFAULT_DB_ALIAS
+
+
+def records_search(
+    params: Mapping[str, Any], *, user: Any, now: dt.datetime | None = None
+) -> QuerySet[InterceptionRecord]:
+    """`records_filter` read from `search_database()`: the search API, the explorer and the
+    export. Only reads: a write through this queryset fails on a hot standby."""
+    return records_filter(params, user=user, now=now).using(search_database())
 
 
 def parse_limit(raw: Any, *, default: int = DEFAULT_PAGE_SIZE, maximum: int = MAX_PAGE_SIZE) -> int:

@@ -2,13 +2,13 @@
 histogram of the matching records, facets with counts, the exact total, keyset pages that
 keep their place in the URL, tool/hook suggestions and per-user saved views.
 
-Reads go through `audit.selectors.records_filter` (the one filter, shared with the API and
-the export) and `audit.explorer` (period, histogram, facets, suggestions); saved views
-through `audit.saved_views`. An htmx request gets a partial of the same page: the whole
-results region (`results`, the form's own submission), the form and the results
-(`explorer`, HX-Target `explorer-root`: a facet or chip click changes the form's values),
-or only the table and pager when paging (`list`, HX-Target `record-list`: the histogram
-and facets do not change between pages).
+Reads go through `audit.selectors.records_search` (the one filter, shared with the API and
+the export; read from the read replica when one is configured) and `audit.explorer`
+(period, histogram, facets, suggestions); saved views through `audit.saved_views`. An
+htmx request gets a partial of the same page: the whole results region (`results`, the
+form's own submission), the form and the results (`explorer`, HX-Target `explorer-root`:
+a facet or chip click changes the form's values), or only the table and pager when paging
+(`list`, HX-Target `record-list`: the histogram and facets do not change between pages).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
     try:
         limit = selectors.parse_limit(request.GET.get("limit"))
         period = explorer.explorer_period(effective, now=now, defaulted=defaulted)
-        qs = selectors.records_filter(effective, user=request.user, now=now)
+        qs = selectors.records_search(effective, user=request.user, now=now)
         page = selectors.records_page(qs, request.GET.get("cursor") or None, limit)
         if not list_only:
             hist, found = explorer.overview(qs, period, now=now)
@@ -91,6 +91,7 @@ def records(request: HtmxHttpRequest) -> HttpResponse:
         "newest_url": forms.query_url(request.path, filters, limit=request.GET.get("limit")),
         "exports": forms.export_links(effective),
         "described": selectors.describe_filters(effective),
+        "from_replica": selectors.search_database() == selectors.REPLICA,
         **shown,
         **_saved_context(request, query),
     }
@@ -144,7 +145,7 @@ def suggest(request: HtmxHttpRequest, field: str) -> HttpResponse:
         effective, defaulted = explorer.explorer_params(params)
         try:
             period = explorer.explorer_period(effective, now=now, defaulted=defaulted)
-            qs = selectors.records_filter(effective, user=request.user, now=now)
+            qs = selectors.records_search(effective, user=request.user, now=now)
             prefix = request.GET.get("tool_prefix", "").strip()[:200]
             options = explorer.tool_suggestions(qs, prefix, now=now, since=period.since)
         except InvalidInput:

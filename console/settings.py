@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -131,11 +132,28 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL")
 DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 64)
-if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABASE_POOL_MAX:
-        # Under ASGI every request would otherwise open a new PostgreSQL session.
-        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+# The database URLs point at a pooler in transaction mode (PgBouncer `pool_mode =
+# transaction`): consecutive transactions of one connection may run on different server
+# sessions, so nothing may outlive a transaction on the server.
+DATABASE_TRANSACTION_POOLING = env_bool("DATABASE_TRANSACTION_POOLING", False)
+# A streaming replica (hot standby) of DATABASE_URL: the record search (API and explorer)
+# and the record export read from it (audit.selectors.search_database); nothing else does.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
+
+
+def postgresql_database(url: str, name: str) -> dict[str, Any]:
+    """The alias of `url` (env variable `name`); PostgreSQL gets the console's pool and,
+    behind a transaction pooler, what transaction pooling needs."""
+    database: dict[str, Any] = dict(dj_database_url.parse(url))
+    if database["ENGINE"] != "django.db.backends.postgresql":
+        if name == "DATABASE_URL":
+            return database  # another engine: as dj-database-url reads it
+        raise ImproperlyConfigured(f"{name} must be a postgres:// URL")
+    options: dict[str, Any] = dict(database.get("OPTIONS") or {})  # e.g. ?sslmode=require
+    if DATABASE_POOL_MAX:
+        # Under ASGI every request would otherwise open a new PostgreSQL session (or, behind
+        # PgBouncer, a new client connection to it).
+        options["pool"] = {
             "min_size": 1,
             "max_size": DATABASE_POOL_MAX,
             "timeout": 10,
@@ -144,7 +162,27 @@ if DATABASE_URL:
             # check costs no round trip while the socket is quiet (console/dbpool.py).
             "check": check_connection,
         }
+    if DATABASE_TRANSACTION_POOLING:
+        # `.iterator()` would DECLARE a cursor WITH HOLD, which lives in one server session.
+        # (Prepared statements, the other session-bound thing, are off already: Django opens
+        # psycopg connections with prepare_threshold=None unless OPTIONS asks otherwise.)
+        database["DISABLE_SERVER_SIDE_CURSORS"] = True
+    if options:
+        database["OPTIONS"] = options
+    return database
+
+
+if DATABASE_URL:
+    DATABASES = {"default": postgresql_database(DATABASE_URL, "DATABASE_URL")}
+    if DATABASE_REPLICA_URL:
+        # Tests run against one database: the replica alias mirrors the test database.
+        DATABASES["replica"] = {
+            **postgresql_database(DATABASE_REPLICA_URL, "DATABASE_REPLICA_URL"),
+            "TEST": {"MIRROR": "default"},
+        }
 else:
+    if DATABASE_REPLICA_URL:
+        raise ImproperlyConfigured("DATABASE_REPLICA_URL needs DATABASE_URL (the primary)")
     (BASE_DIR / "var").mkdir(exist_ok=True)
     SQLITE_PATH = Path(env_str("SQLITE_PATH", str(BASE_DIR / "var" / "console.sqlite3")))
     DATABASES = {

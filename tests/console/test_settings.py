@@ -25,6 +25,9 @@ SETTINGS_VARS = [
     "CSRF_TRUSTED_ORIGINS",
     "SITE_URL",
     "DATABASE_URL",
+    "DATABASE_POOL_MAX",
+    "DATABASE_TRANSACTION_POOLING",
+    "DATABASE_REPLICA_URL",
     "SQLITE_PATH",
     "REDIS_URL",
     "CHANNELS_PREFIX",
@@ -82,6 +85,44 @@ def test_database_and_redis_urls_switch_to_postgresql_and_redis(monkeypatch):
     assert settings["CELERY_TASK_ALWAYS_EAGER"] is False
 
 
+def test_transaction_pooling_and_a_read_replica(monkeypatch):
+    settings = _load(
+        monkeypatch,
+        DATABASE_URL="postgres://console:pw@pgbouncer.internal:6432/console?sslmode=require",
+        DATABASE_REPLICA_URL="postgres://console:pw@replica.internal:5432/console",
+        DATABASE_TRANSACTION_POOLING="1",
+    )
+    default, replica = settings["DATABASES"]["default"], settings["DATABASES"]["replica"]
+    assert (default["HOST"], replica["HOST"]) == ("pgbouncer.internal", "replica.internal")
+    # `.iterator()` must not leave a WITH HOLD cursor on a session the pooler hands on.
+    assert default["DISABLE_SERVER_SIDE_CURSORS"] is True
+    assert replica["DISABLE_SERVER_SIDE_CURSORS"] is True
+    # The URL's own options stay beside the pool.
+    assert default["OPTIONS"]["sslmode"] == "require"
+    assert default["OPTIONS"]["pool"]["max_size"] == 64
+    # Django opens psycopg connections with prepare_threshold=None unless told otherwise.
+    assert "prepare_threshold" not in default["OPTIONS"]
+    # Tests run against one database: the replica alias reads the test database.
+    assert replica["TEST"] == {"MIRROR": "default"}
+
+
+def test_without_pooling_or_replica_one_alias_as_before(monkeypatch):
+    settings = _load(monkeypatch, DATABASE_URL="postgres://console:pw@db.internal:5432/console")
+    assert list(settings["DATABASES"]) == ["default"]
+    assert not settings["DATABASES"]["default"]["DISABLE_SERVER_SIDE_CURSORS"]
+
+
+def test_replica_needs_a_postgresql_primary_and_url(monkeypatch):
+    with pytest.raises(ImproperlyConfigured, match="DATABASE_REPLICA_URL"):
+        _load(monkeypatch, DATABASE_REPLICA_URL="postgres://replica.internal:5432/console")
+    with pytest.raises(ImproperlyConfigured, match="DATABASE_REPLICA_URL"):
+        _load(
+            monkeypatch,
+            DATABASE_URL="postgres://db.internal:5432/console",
+            DATABASE_REPLICA_URL="mysql://replica.internal:3306/console",
+        )
+
+
 def test_production_without_secret_key_is_refused(monkeypatch):
     with pytest.raises(ImproperlyConfigured, match="SECRET_KEY"):
         _load(monkeypatch, DEBUG="0", ALLOWED_HOSTS="console.example.com")
@@ -103,6 +144,8 @@ def test_production_without_allowed_hosts_is_refused(monkeypatch):
         ("LOG_LEVEL", "LOUD"),
         ("CONSOLE_AGENT_RATE_LIMIT", "lots"),
         ("DATABASE_POOL_MAX", "-1"),
+        ("DATABASE_TRANSACTION_POOLING", "pgbouncer"),
+        ("DATABASE_REPLICA_URL", "postgres://replica.internal:5432/console"),
     ],
 )
 def test_bad_value_is_refused_naming_the_variable(monkeypatch, name, value):

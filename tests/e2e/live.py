@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import httpx
@@ -30,7 +30,8 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _database_url() -> str:
+def run_database_url() -> str:
+    """This run's PostgreSQL test database as a URL (the console's, unless told otherwise)."""
     db = settings.DATABASES["default"]
     if db["ENGINE"] != "django.db.backends.postgresql":
         pytest.skip("end-to-end tests need PostgreSQL (set DATABASE_URL)")
@@ -48,13 +49,22 @@ class LiveConsole:
         self.port = port
 
 
-def start_console(log_path: Path, timeout: float = START_TIMEOUT_SECONDS) -> LiveConsole:
+def start_console(
+    log_path: Path,
+    timeout: float = START_TIMEOUT_SECONDS,
+    *,
+    database_url: str | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> LiveConsole:
+    """daphne on a free port; on this run's test database unless `database_url` is given
+    (e.g. through PgBouncer), with `extra_env` added to the environment."""
     port = _free_port()
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url or run_database_url(),
         "DJANGO_SETTINGS_MODULE": "console.settings",
         "CONSOLE_LONGPOLL_MAX_SECONDS": os.environ.get("CONSOLE_LONGPOLL_MAX_SECONDS", "60"),
+        **(extra_env or {}),
     }
     log = log_path.open("wb")
     process = subprocess.Popen(
