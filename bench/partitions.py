@@ -12,6 +12,10 @@ Then the table is seeded to `--records` rows with `audit_seed_records`' SQL (10 
 after, then ANALYZE) within `--budget` seconds, and the same rounds run again. Prints
 both rates and the ratio. Target: ingest at 10M stored rows within 15% of ingest into
 an empty table. bench/search.py and bench/export.py then run on the same database.
+
+`--empty-database URL` keeps the rows seeded by an earlier run and alternates its rounds
+with rounds on that other database (emptied, in a child process), so both rates are taken
+under the same machine load.
 """
 
 from __future__ import annotations
@@ -69,6 +73,24 @@ def rounds(agent: object, args: argparse.Namespace) -> list[float]:
     return rates
 
 
+def alternating(agent: object, args: argparse.Namespace) -> tuple[list[float], list[float]]:
+    """Rounds on the emptied `--empty-database` (child processes) and on this table, in
+    turn: (near-empty rates, this table's rates)."""
+    import subprocess
+
+    empty, full = [], []
+    for _ in range(args.rounds):
+        child = subprocess.run(
+            [sys.executable, __file__, "--one-round", "--per-round", str(args.per_round),
+             "--batch", str(args.batch)],
+            env={**os.environ, "BENCH_DATABASE_URL": args.empty_database},
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        empty.append(float(child.stdout.rsplit("RATE ", 1)[1]))
+        full.extend(rounds(agent, argparse.Namespace(**{**vars(args), "rounds": 1})))
+    return empty, full
+
+
 def seed(target: int, budget: float) -> None:
     from django.db import connection
     from django.utils import timezone
@@ -78,6 +100,9 @@ def seed(target: int, budget: float) -> None:
     from audit.models import InterceptionRecord
 
     have = InterceptionRecord.objects.count()
+    if have >= target:
+        print(f"bench database already holds {have:,} rows")
+        return
     agents = [bench_agent(f"search-agent-{i}")[0].pk for i in range(10)]
     with connection.cursor() as cursor:
         cursor.execute(
@@ -124,7 +149,17 @@ def main() -> None:
     parser.add_argument("--per-round", type=int, default=50_000)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--keep", action="store_true", help="Do not empty the table first.")
+    parser.add_argument(
+        "--empty-database",
+        default="",
+        help="Keep this database's rows (seeded earlier) and take the near-empty rate from "
+        "rounds on that other, emptied database, run in a child process between this "
+        "table's rounds, so both see the same machine load.",
+    )
+    parser.add_argument("--one-round", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.empty_database:
+        args.keep = True
     setup_django()
     from django.db import connection
 
@@ -138,10 +173,18 @@ def main() -> None:
             cursor.execute(
                 "TRUNCATE audit_interceptionrecord, audit_recordseal, audit_recordsealpending"
             )
+    if args.one_round:
+        print(f"RATE {ingest_round(agent, batches(args.per_round, args.batch))}")
+        return
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
-    empty = rounds(agent, args)
+    if args.empty_database:
+        seed(args.records, args.budget)
+        empty, full = alternating(agent, args)
+    else:
+        empty = rounds(agent, args)
     print("near-empty table: " + ", ".join(f"{rate:,.0f}" for rate in empty) + " records/s")
-    seed(args.records, args.budget)
+    if not args.empty_database:
+        seed(args.records, args.budget)
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM audit_interceptionrecord")
         stored = cursor.fetchone()[0]
@@ -150,7 +193,8 @@ def main() -> None:
         )
         parts = cursor.fetchone()[0]
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
-    full = rounds(agent, args)
+    if not args.empty_database:
+        full = rounds(agent, args)
     print(
         f"at {stored:,} rows ({parts} partitions): "
         + ", ".join(f"{r:,.0f}" for r in full)
