@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from audit_common import bench_agent, setup_django  # noqa: E402
 
 
-def grow(target: int, prefix: str) -> None:
+def grow(target: int, prefix: str, rebuild: bool = True) -> None:
     from django.db import connection
 
     from audit.management.commands.audit_seed_records import seed_records
@@ -52,9 +52,10 @@ def grow(target: int, prefix: str) -> None:
         began = time.perf_counter()
         seed_records(agent_ids=agents, count=target - have, days=30, chunk=250_000)
         print(f"seeded {target - have:,} rows in {time.perf_counter() - began:.0f}s")
-    began = time.perf_counter()
-    counted = rollups_rebuild()
-    print(f"rollups_rebuild: {counted:,} records counted in {time.perf_counter() - began:.1f}s")
+    if rebuild or have < target:
+        began = time.perf_counter()
+        counted = rollups_rebuild()
+        print(f"rollups_rebuild: {counted:,} records counted in {time.perf_counter() - began:.1f}s")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE audit_interceptionrecord")
         cursor.execute("ANALYZE audit_recordrollup")
@@ -88,6 +89,11 @@ def main() -> None:
         help="Agent slug prefix: `search-agent` reuses bench/partitions.py's rows "
         "(10 agents over 365 days) on its database.",
     )
+    parser.add_argument(
+        "--keep-rollups",
+        action="store_true",
+        help="Skip the rollup rebuild when no rows were added (an earlier run rebuilt them).",
+    )
     args = parser.parse_args()
     setup_django()
 
@@ -115,7 +121,7 @@ def main() -> None:
             return cursor.fetchone()
 
     for size in [int(s) for s in args.sizes.split(",")]:
-        grow(size, args.agents)
+        grow(size, args.agents, rebuild=not args.keep_rollups)
         total = InterceptionRecord.objects.count()
         load = os.getloadavg()
         print(
