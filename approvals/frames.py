@@ -43,9 +43,9 @@ from approvals.selectors import (
 )
 
 ROW_TEMPLATE = "approvals/inbox.html#row"
-# How many pushes' shared reads a process keeps, and for how long: a socket that takes
-# longer than that to get to a push reads and renders it itself.
-SHARED_PUSHES_MAX = 64
+# How many shared reads (one per push and reach) a process keeps, and for how long: a socket
+# that takes longer than that to get to a push reads and renders it itself.
+SHARED_PUSHES_MAX = 512
 SHARED_SECONDS = 2.0
 
 
@@ -121,7 +121,11 @@ def _reads(
     reads = _read(reach, inbox, escalation_id, kind)
     with _lock:
         _shared[key] = reads
-        while len(_shared) > SHARED_PUSHES_MAX:
+        # Oldest first: drop what is past its time or beyond the bound.
+        while _shared and (
+            len(_shared) > SHARED_PUSHES_MAX
+            or reads.at - next(iter(_shared.values())).at > SHARED_SECONDS
+        ):
             _shared.popitem(last=False)
     return reads
 

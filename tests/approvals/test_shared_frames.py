@@ -4,6 +4,8 @@ socket's access still re-checked before it gets anything."""
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import OrderedDict
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -120,3 +122,16 @@ async def test_a_socket_whose_role_went_gets_no_shared_frame(
     await closed_before_the_next_escalation(robs, escalate, 4403)
     assert 'id="esc-' in (await frames(ritas, 2))[0]  # rita's read was made, rob got none
     await ritas.disconnect()
+
+
+def test_shared_reads_are_kept_only_briefly(rita, escalate, monkeypatch):
+    monkeypatch.setattr(shared_frames, "_shared", OrderedDict())
+    monkeypatch.setattr(shared_frames, "SHARED_SECONDS", 0.05)
+    created = escalate()
+    assert shared_frames.change(rita, "inbox", str(created.pk), "created", push="one")
+    assert [key[0] for key in shared_frames._shared] == ["one"]
+    time.sleep(0.1)
+    assert shared_frames.change(rita, "inbox", str(created.pk), "created", push="two")
+    assert [key[0] for key in shared_frames._shared] == ["two"]  # "one" was past its time
+    shared_frames.change(rita, "inbox", str(created.pk), "created")  # no push id: not kept
+    assert [key[0] for key in shared_frames._shared] == ["two"]
