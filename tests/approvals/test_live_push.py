@@ -63,3 +63,46 @@ def test_a_decision_pushed_from_another_thread_wakes_the_long_poll_at_once(serve
     message, waited = waiting.result(RECEIVE_TIMEOUT + 2)
     assert message == {"type": "escalation.decided", "id": str(escalation_id)}
     assert waited < 2.0
+
+
+def test_a_request_thread_hands_its_pushes_to_the_server_loop_and_does_not_wait(
+    server_loop, monkeypatch
+):
+    """A sync view's thread (asgiref's SyncToAsync under the server's loop) queues the sends
+    on that loop and returns; the sends still leave in order, the agent's wake-up first."""
+    sent: list[str] = []
+    release = asyncio.Event()
+    real_send = live._send
+
+    async def held_send(layer: Any, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        await release.wait()  # Redis is slow today
+        sent.extend(message["type"] for _group, message in messages)
+        await real_send(layer, messages)
+
+    monkeypatch.setattr(live, "_send", held_send)
+    first, second = uuid.uuid4(), uuid.uuid4()
+    channel = asyncio.run_coroutine_threadsafe(
+        _subscribe(live.escalation_group(second)), server_loop
+    ).result(5)
+
+    def view() -> float:
+        began = time.monotonic()
+        live.escalation_changed(first, "created")
+        live.escalation_changed(second, "decided")
+        return time.monotonic() - began
+
+    async def serve() -> float:
+        from asgiref.sync import sync_to_async
+
+        took = await sync_to_async(view)()
+        assert sent == []  # the view returned while every send was still held
+        release.set()
+        return took
+
+    took = asyncio.run_coroutine_threadsafe(serve(), server_loop).result(10)
+    assert took < 1.0
+    message, _waited = asyncio.run_coroutine_threadsafe(_receive(channel), server_loop).result(
+        RECEIVE_TIMEOUT + 2
+    )
+    assert message == {"type": "escalation.decided", "id": str(second)}
+    assert sent == ["escalation.changed", "escalation.decided", "escalation.changed"]
