@@ -33,6 +33,7 @@ from rest_framework.views import APIView
 from agents.auth import principal_agent
 from audit import export, governance_export, services
 from audit.dead_letters import report_rows
+from audit.governance_selectors import governance_events_filter
 from audit.ingest import batch_rows, body_needs_string_check
 from audit.openapi import (
     DEAD_LETTER_REPORTS,
@@ -47,7 +48,6 @@ from audit.selectors import (
     RECORD_FILTERS,
     clean_filters,
     describe_filters,
-    governance_events_filter,
     parse_limit,
     record_export_for_user,
     records_page,

@@ -1,7 +1,7 @@
 """The audit pages' filters: forms that parse the query string, and the filter as a URL.
 
 The forms only parse: each filter is text, stripped, kept when not empty. Whether a value
-is acceptable is decided by `audit.selectors.records_filter` / `governance_events_filter`,
+is acceptable is decided by `audit.selectors.records_filter` / `audit.governance_selectors.governance_events_filter`,
 the one filter implementation the API and the export use too, so a bad value gets the
 same message everywhere (the page shows it above the results). The forms also carry what
 `audit/_filter_fields.html` draws: the kind of input, its placeholder, its options.
@@ -20,7 +20,7 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import charts, explorer, selectors
+from audit import charts, explorer, governance_selectors, selectors
 from audit.selectors import FILTER_CHOICES, GOVERNANCE_FILTERS, RECORD_FILTERS
 
 EXPORT_URL_NAME = "api-records-export"
@@ -117,13 +117,13 @@ def _agents() -> list[tuple[str, str]]:
 
 def _actions() -> list[tuple[str, str]]:
     """Each action, after one "prefix.* (all)" option per family of actions."""
-    names = selectors.governance_actions()
+    names = governance_selectors.governance_actions()
     prefixes = sorted({a.split(".", 1)[0] + "." for a in names if "." in a})
     return [(p, f"{p}* (all)") for p in prefixes] + [(a, a) for a in names]
 
 
 def _actors() -> list[tuple[str, str]]:
-    return [(label, label) for label in selectors.governance_actor_labels()]
+    return [(label, label) for label in governance_selectors.governance_actor_labels()]
 
 
 RANGE_CHOICES: list[tuple[str, str]] = [

@@ -2,7 +2,7 @@
 next to the record export.
 
 The rows are exactly the events the governance events search shows for the same filter
-(`audit.selectors.governance_events_filter`), oldest first, fetched in keyset chunks so
+(`audit.governance_selectors.governance_events_filter`), oldest first, fetched in keyset chunks so
 memory stays flat. The files follow the record export's rules (`audit.export`): CSV per
 RFC 4180 (the column header, then one event per CRLF row) with every text cell
 formula-safe (`formula_safe`: a leading `'` before =, +, -, @, tab, CR or `'`), and JSON

@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from agents.governance_changes import changes_summary, diff_of_changes
-from audit import dashboard, forms, selectors, timeline
+from audit import dashboard, forms, governance_selectors, selectors, timeline
 from audit.dashboard_wait import reviewer_wait
 from audit.hook_records import hooks_shown
 from audit.models import InterceptionRecord
@@ -187,8 +187,8 @@ def events(request: HtmxHttpRequest) -> HttpResponse:
     page: selectors.Page[Any] = selectors.Page(items=[], next_cursor=None)
     try:
         limit = selectors.parse_limit(request.GET.get("limit"))
-        qs = selectors.governance_events_filter(filters, user=request.user)
-        page = selectors.governance_events_page(
+        qs = governance_selectors.governance_events_filter(filters, user=request.user)
+        page = governance_selectors.governance_events_page(
             qs.select_related("agent"), request.GET.get("cursor") or None, limit
         )
     except InvalidInput as exc:
