@@ -104,9 +104,10 @@ def _fmt(value: float) -> str:
     return f"{value:,.1f}"
 
 
-def _open(width: int, height: int, label: str) -> list[str]:
+def _open(width: int, height: int, label: str, x: int = 0) -> list[str]:
+    """An SVG showing x from `x` to `width` and y from 0 to `height`."""
     return [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x} 0 {width - x} {height}" '
         f'role="img" aria-label="{escape(label)}" class="chart-svg" '
         f'font-family="{FONT}" font-size="11">',
         f"<title>{escape(label)}</title>",
@@ -150,19 +151,33 @@ def _legend_height(series: Sequence[Series], width: float) -> float:
 
 
 def _y_axis(
-    top: float, bottom: float, left: float, right: float, axis: tuple[float, float], unit: str = ""
+    top: float,
+    bottom: float,
+    left: float,
+    right: float,
+    axis: tuple[float, float],
+    unit: str = "",
+    *,
+    grid: bool = True,
+    labels: bool = True,
 ) -> list[str]:
+    """The value axis: a grid line across the plot (`grid`) and a label left of `left`
+    (`labels`) at each tick."""
     y_max, step = axis
     parts = []
     for i in range(round(y_max / step) + 1):
         value = step * i
         y = bottom - (bottom - top) * value / y_max
-        parts.append(
-            f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" '
-            f'stroke="{"#c9d0db" if i == 0 else "#eceff4"}"/>'
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#5d6878">'
-            f"{_fmt(value)}{escape(unit)}</text>"
-        )
+        if grid:
+            parts.append(
+                f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" '
+                f'stroke="{"#c9d0db" if i == 0 else "#eceff4"}"/>'
+            )
+        if labels:
+            parts.append(
+                f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#5d6878">'
+                f"{_fmt(value)}{escape(unit)}</text>"
+            )
     return parts
 
 
@@ -400,17 +415,32 @@ def histogram(
     bucket) with a `<title>` and `aria-label` naming its bucket and count; a count axis on
     the left and up to ~8 time labels (`axis_labels`, "" for none) below. `labels` name each
     bucket in full. Empty buckets get a transparent full-height link so every period can be
-    opened."""
+    opened.
+
+    Two drawings of one coordinate space, side by side in `<div class="hist-plot">`: the
+    count axis' labels (x 0 to `left`, `svg.hist-axis`) and, in `<div class="hist-scroll">`,
+    the plot (x `left` to `width`: grid, bars, time labels). Both scale alike at any width;
+    on a phone the plot keeps a readable scale and scrolls sideways under a count axis that
+    stays in view (static/css/console.css). With no record to draw, `empty_message` as a
+    paragraph (`p.hist-empty`, as tall as the drawing in proportion): HTML text keeps a
+    readable size at any width, which a 960-wide drawing scaled to a phone would not."""
     if not counts or not any(counts):
-        return _empty(width, height, label, empty_message)
+        return mark_safe(f'<p class="hist-empty">{escape(empty_message)}</p>')  # noqa: S308 - escaped
     top, left, right = 10.0, 48, width - 8
     bottom = height - 22.0
     axis = nice_axis(max(counts), ticks=3)
     y_max = axis[0]
     step = (right - left) / len(counts)
     gap = 1.0 if step > 4 else 0.0
-    parts = _open(width, height, label)
-    parts += _y_axis(top, bottom, left, right, axis)
+    parts = [
+        '<div class="hist-plot">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {left} {height}" '
+        f'class="hist-axis" aria-hidden="true" font-family="{FONT}" font-size="11">',
+        *_y_axis(top, bottom, left, right, axis, grid=False),
+        '</svg><div class="hist-scroll">',
+    ]
+    parts += _open(width, height, label, x=left)
+    parts += _y_axis(top, bottom, left, right, axis, labels=False)
     for i, count in enumerate(counts):
         x = left + step * i
         h = (bottom - top) * count / y_max
@@ -431,5 +461,5 @@ def histogram(
                 f'stroke="#c9d0db"/><text x="{x:.1f}" y="{height - 6:.1f}" '
                 f'text-anchor="start" fill="#5d6878">{escape(text)}</text>'
             )
-    parts.append("</svg>")
+    parts.append("</svg></div></div>")
     return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped

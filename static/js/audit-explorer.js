@@ -37,9 +37,10 @@
 
   function foldFacets(root) {
     if (!window.matchMedia("(max-width: 640px)").matches) return;
-    // The histogram scrolls sideways on a phone: start at its newest end.
-    (root || document).querySelectorAll("figure.histogram").forEach(function (figure) {
-      figure.scrollLeft = figure.scrollWidth;
+    // The histogram's plot scrolls sideways on a phone (its count axis stays): start at
+    // its newest end.
+    (root || document).querySelectorAll("figure.histogram .hist-scroll").forEach(function (plot) {
+      plot.scrollLeft = plot.scrollWidth;
     });
     (root || document).querySelectorAll("details[data-facets]").forEach(function (details) {
       details.open = false;

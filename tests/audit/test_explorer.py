@@ -15,6 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from agents import services as agent_services
+from agents.templatetags.hook_tags import soft_breaks
 from audit import explorer
 from audit.models import SAVED_VIEWS_PER_USER, SavedView
 from demo.records import record_item, store_items
@@ -147,6 +148,10 @@ def test_an_all_time_histogram_starts_at_the_oldest_match(
     assert 'data-bucket-seconds="' in body
     empty = auditor_client.get("/audit/?range=all&session_id=nothing").content.decode()
     assert _total(empty) == 0 and 'class="hist-link"' not in empty
+    # A period with no match says so in HTML text (readable on a phone), no 960-wide SVG.
+    quiet = auditor_client.get("/audit/?range=24h&session_id=nothing").content.decode()
+    assert '<p class="hist-empty">No records in this period</p>' in quiet
+    assert 'class="hist-plot"' in body and 'class="chart-svg"' not in quiet
 
 
 def test_facets_count_the_filter_and_a_click_filters(auditor_client: Client, world: World) -> None:
@@ -347,3 +352,9 @@ def test_explorer_queries_do_not_grow_with_the_rows(
     with django_assert_max_num_queries(len(few.captured_queries)):
         body = auditor_client.get("/audit/").content.decode()
     assert _total(body) == 83
+
+
+def test_soft_breaks_escapes_then_lets_an_identifier_wrap_at_its_parts() -> None:
+    assert soft_breaks("console:approval_required") == "console:<wbr>approval_required"
+    assert soft_breaks("PreToolUse a|b") == "PreToolUse a|<wbr>b"
+    assert soft_breaks("<i>x:y</i>") == "&lt;i&gt;x:<wbr>y&lt;/<wbr>i&gt;"
