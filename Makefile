@@ -67,8 +67,9 @@ run: venv system-deps
 
 test: system-deps venv services reach-clients lint typecheck
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) manage.py makemigrations --check --dry-run
-	@# Three lanes at once (tests/run_lanes.py): the whole suite on PostgreSQL + Redis in two halves, and the
-	@# unit, API and portal tests on the embedded default of `make run` (SQLite, in-process).
+	@# Three lanes at once (tests/run_lanes.py): the whole suite on PostgreSQL + Redis in two halves (a few unit
+	@# folders of it after the third lane), and the unit, API and portal tests on the embedded default of
+	@# `make run` (SQLite, in-process).
 	@# SCALEOUT_REQUIRED: a missing pgbouncer or PostgreSQL server binary fails the scale-out tests.
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REACH_CLIENTS_DIR=$(REACH_CLIENTS_DIR) REACH_CLIENTS_REQUIRED=1 \
 		SCALEOUT_REQUIRED=1 $(PY) tests/run_lanes.py $(PYTEST_ARGS)

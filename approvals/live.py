@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from typing import Any
 from uuid import UUID, uuid4
 
-from asgiref.sync import SyncToAsync, async_to_sync
+from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
@@ -56,52 +55,12 @@ async def _send(layer: Any, messages: list[tuple[str, dict[str, Any]]]) -> None:
             logger.warning("approvals: push to %s failed (%s: %s)", group, type(exc).__name__, exc)
 
 
-_queued: dict[str, Any] = {"loop": None, "task": None}
-_sending: set[asyncio.Task[None]] = set()
-
-
-def _request_loop() -> asyncio.AbstractEventLoop | None:
-    """The running event loop of the ASGI server whose request this thread serves (a sync
-    view under asgiref's SyncToAsync), or None elsewhere (tests, shell, Celery, the beat)."""
-    local = SyncToAsync.threadlocal
-    loop = getattr(local, "main_event_loop", None)
-    if loop is None or getattr(local, "main_event_loop_pid", None) != os.getpid():
-        return None
-    return loop if loop.is_running() else None
-
-
-async def _send_after(
-    previous: asyncio.Task[None] | None, layer: Any, messages: list[tuple[str, dict[str, Any]]]
-) -> None:
-    if previous is not None and not previous.done():
-        await asyncio.wait([previous])  # pushes leave in the order they were made
-    await _send(layer, messages)
-
-
-def _queue(layer: Any, messages: list[tuple[str, dict[str, Any]]]) -> None:
-    """On the server's loop: send after the push queued before, without anyone waiting."""
-    loop = asyncio.get_running_loop()
-    previous = _queued["task"] if _queued["loop"] is loop else None
-    task = loop.create_task(_send_after(previous, layer, messages))
-    _queued.update(loop=loop, task=task)
-    _sending.add(task)
-    task.add_done_callback(_sending.discard)
-
-
 def push(*messages: tuple[str, dict[str, Any]]) -> None:
-    """group_send each (group, message) in order, in one hop onto the event loop.
-
-    From a request's thread the sends are handed to the server's event loop and the request
-    goes on at once: what was committed is committed, and a reviewer's answer need not wait
-    for Redis (the waiting agent is woken by the same sends, first in the order)."""
+    """group_send each (group, message) in order, in one hop onto the event loop."""
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        request_loop = _request_loop()
-        if request_loop is not None:
-            request_loop.call_soon_threadsafe(_queue, layer, list(messages))
-            return
         loop = _server["loop"]
         if (
             embedded.channel_layer_in_process(layer)

@@ -1,14 +1,16 @@
-"""`make test`'s two lanes, run at once; fails if either fails.
+"""`make test`'s lanes, run at once; fails if any fails.
 
 - postgresql, postgresql-units: the whole suite on PostgreSQL and Redis, in two halves run at
   once (the server, browser and client runs with DATABASE_URL and REDIS_URL as given; every
-  other test directory on `<database>_units` and the next Redis db).
+  other test directory on `<database>_units` and the next Redis db), but for
+- postgresql-after-sqlite: a few unit directories (AFTER_SQLITE_PATHS) on `<database>_units2`
+  and the Redis db after that, started when the sqlite lane ends, in its thread;
 - sqlite: the unit, API and portal tests on the embedded default `make run` uses (no
   DATABASE_URL/REDIS_URL: SQLite, in-memory channel layer, Celery in-process), without the
   tests marked `postgresql` or `redis`.
 
 Each line of output is prefixed with its lane; each lane's summary and wall time closes the
-run. Usage: python tests/run_lanes.py [pytest args for both lanes...]; with test paths among
+run. Usage: python tests/run_lanes.py [pytest args for every lane...]; with test paths among
 them the sqlite lane runs those paths only (e.g. `make test PYTEST_ARGS=tests/audit`).
 """
 
@@ -47,6 +49,10 @@ SERVER_PATHS = (
     "tests/reach_clients",
     "tests/security",
 )
+# Unit folders that run on PostgreSQL after the sqlite lane, in its thread (a database,
+# Redis db and channel prefix of their own): the sqlite lane ends minutes before the two
+# PostgreSQL halves, and at most three suites then run at once on the two cores.
+AFTER_SQLITE_PATHS = ("tests/runtimes", "tests/users", "tests/demo")
 EMBEDDED_UNSET = ("DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX", "CELERY_TASK_ALWAYS_EAGER")
 
 
@@ -59,6 +65,7 @@ class Lane:
     last_line: str = "(no output)"
     returncode: int | None = None
     seconds: float = 0.0
+    then: Lane | None = None  # run after this one, in its thread
 
 
 def pytest_command(args: list[str]) -> list[str]:
@@ -79,32 +86,39 @@ def lanes(extra: list[str], scratch: str) -> list[Lane]:
     sqlite = Lane("sqlite", pytest_command(["-m", SQLITE_DESELECT, *paths, *extra]), embedded)
     if named:
         return [Lane("postgresql", pytest_command(extra), dict(os.environ)), sqlite]
+    sqlite.then = Lane(
+        "postgresql-after-sqlite",
+        pytest_command([*AFTER_SQLITE_PATHS, *extra]),
+        units_env(2),
+    )
     return [
         Lane("postgresql", pytest_command([*SERVER_PATHS, *extra]), dict(os.environ)),
-        Lane("postgresql-units", pytest_command([*unit_paths(), *extra]), units_env()),
+        Lane("postgresql-units", pytest_command([*unit_paths(), *extra]), units_env(1)),
         sqlite,
     ]
 
 
 def unit_paths() -> list[str]:
-    """Every test directory the server half does not run."""
+    """Every test directory the server half and the lane after sqlite do not run."""
     found = sorted(
         f"tests/{folder.name}"
         for folder in (ROOT / "tests").iterdir()
         if folder.is_dir() and any(folder.glob("test_*.py"))
     )
-    return [path for path in found if path not in SERVER_PATHS]
+    return [path for path in found if path not in (*SERVER_PATHS, *AFTER_SQLITE_PATHS)]
 
 
-def units_env() -> dict[str, str]:
-    """The environment as given, on a database, Redis db and channel prefix of its own."""
+def units_env(lane: int) -> dict[str, str]:
+    """The environment as given, on a database, Redis db and channel prefix of its own:
+    `<database>_units`, the next Redis db and "units" for lane 1; `_units2`, +2, "units2"…"""
+    name = "units" if lane == 1 else f"units{lane}"
     env = dict(os.environ)
     if env.get("DATABASE_URL"):
-        env["DATABASE_URL"] = env["DATABASE_URL"].rstrip("/") + "_units"
+        env["DATABASE_URL"] = env["DATABASE_URL"].rstrip("/") + f"_{name}"
     if env.get("REDIS_URL"):
         base, _, number = env["REDIS_URL"].rpartition("/")
-        env["REDIS_URL"] = f"{base}/{(int(number) if number.isdigit() else 0) + 1}"
-    env["CHANNELS_PREFIX"] = "units"
+        env["REDIS_URL"] = f"{base}/{(int(number) if number.isdigit() else 0) + lane}"
+    env["CHANNELS_PREFIX"] = name
     return env
 
 
@@ -130,10 +144,23 @@ def _run_lane(lane: Lane, width: int) -> None:
             lane.last_line = line.strip()
     lane.returncode = process.wait()
     lane.seconds = time.monotonic() - began
+    if lane.then is not None:
+        _run_lane(lane.then, width)
+
+
+def _chained(lanes: list[Lane]) -> list[Lane]:
+    """Every lane, each followed by the ones run after it."""
+    found: list[Lane] = []
+    for lane in lanes:
+        step: Lane | None = lane
+        while step is not None:
+            found.append(step)
+            step = step.then
+    return found
 
 
 def run(lanes: list[Lane]) -> int:
-    width = max(len(lane.name) for lane in lanes)
+    width = max(len(lane.name) for lane in _chained(lanes))
     threads = [threading.Thread(target=_run_lane, args=(lane, width)) for lane in lanes]
     for thread in threads:
         thread.start()
@@ -141,15 +168,15 @@ def run(lanes: list[Lane]) -> int:
         for thread in threads:
             thread.join()
     except KeyboardInterrupt:
-        for lane in lanes:
+        for lane in _chained(lanes):
             if lane.process is not None:
                 lane.process.terminate()
         raise
     print()
-    for lane in lanes:
+    for lane in _chained(lanes):
         verdict = "ok" if lane.returncode == 0 else f"FAILED (exit {lane.returncode})"
         print(f"lane {lane.name}: {verdict} in {lane.seconds:.0f} s: {lane.last_line}")
-    return 0 if all(lane.returncode == 0 for lane in lanes) else 1
+    return 0 if all(lane.returncode == 0 for lane in _chained(lanes)) else 1
 
 
 def main(argv: list[str]) -> int:

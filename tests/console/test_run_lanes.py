@@ -34,6 +34,17 @@ def test_the_sqlite_lane_runs_on_the_embedded_default(monkeypatch, tmp_path):
         "units",
     )
     assert units.args[-1] == "-x"
+    # After the sqlite lane, in its thread: a few unit folders on PostgreSQL, services of
+    # their own.
+    after = sqlite.then
+    assert after is not None and after.then is None
+    assert after.args[3:] == [*pytest_args, *run_lanes.AFTER_SQLITE_PATHS, "-x"]
+    assert not set(run_lanes.AFTER_SQLITE_PATHS) & set(unit_paths)
+    assert (after.env["DATABASE_URL"], after.env["REDIS_URL"], after.env["CHANNELS_PREFIX"]) == (
+        "postgres://postgres@127.0.0.1:5432/console_units2",
+        "redis://127.0.0.1:6379/2",
+        "units2",
+    )
     assert not {"DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX"} & set(sqlite.env)
     assert sqlite.env["SQLITE_PATH"].startswith(str(tmp_path))
     assert sqlite.args[3:] == [
@@ -51,7 +62,12 @@ def test_every_test_folder_runs_on_postgresql(tmp_path):
         for folder in (run_lanes.ROOT / "tests").iterdir()
         if folder.is_dir() and any(folder.glob("test_*.py"))
     }
-    assert set(run_lanes.SERVER_PATHS) | set(run_lanes.unit_paths()) == folders
+    assert (
+        set(run_lanes.SERVER_PATHS)
+        | set(run_lanes.unit_paths())
+        | set(run_lanes.AFTER_SQLITE_PATHS)
+        == folders
+    )
 
 
 def test_named_tests_replace_the_sqlite_lanes_folders(tmp_path):
@@ -59,6 +75,15 @@ def test_named_tests_replace_the_sqlite_lanes_folders(tmp_path):
     assert [arg for arg in sqlite.args if arg.startswith("tests/")] == [
         "tests/audit/test_export.py::test_csv"
     ]
+
+
+def test_a_lane_run_after_another_runs_in_its_thread_and_its_failure_fails(capsys):
+    first = _lane("first", "print('one')")
+    first.then = _lane("after", "import sys; print('two'); sys.exit(3)")
+    assert run_lanes.run([first, _lane("other", "print('three')")]) == 1
+    out = capsys.readouterr().out
+    assert "[first] one" in out and "[after] two" in out
+    assert "lane first: ok" in out and "lane after: FAILED (exit 3)" in out
 
 
 @pytest.mark.parametrize(("second", "expected"), [("raise SystemExit(0)", 0), ("1/0", 1)])
