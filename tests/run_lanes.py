@@ -52,7 +52,7 @@ SERVER_PATHS = (
 # Unit folders that run on PostgreSQL after the sqlite lane, in its thread (a database,
 # Redis db and channel prefix of their own): the sqlite lane ends minutes before the two
 # PostgreSQL halves, and at most three suites then run at once on the two cores.
-AFTER_SQLITE_PATHS = ("tests/runtimes", "tests/users", "tests/demo")
+AFTER_SQLITE_PATHS = ("tests/console", "tests/runtimes", "tests/users", "tests/demo")
 EMBEDDED_UNSET = ("DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX", "CELERY_TASK_ALWAYS_EAGER")
 
 
