@@ -32,7 +32,7 @@ from approvals.openapi import (
     EscalationCreateSerializer,
     EscalationPageSerializer,
 )
-from approvals.selectors import escalation_uuid, escalations_visible_to
+from approvals.selectors import escalations_visible_to, get_escalation_for_user
 from approvals.validation import parse_decision
 from approvals.wire import created_answer, iso, list_item
 from console.actors import is_agent, request_actor
@@ -192,12 +192,10 @@ class EscalationDecisionApi(APIView):
         examples=[DECISION_EXAMPLE],
     )
     def post(self, request: Request, pk: str) -> Response:
-        escalation_id = escalation_uuid(pk)
+        escalation = get_escalation_for_user(request.user, pk, write=True)
         outcome, reason, args = parse_decision(request.data)
-        # The service's lock query reads the row only if this reviewer may see it (else 404):
-        # no separate read first.
         result = services.escalation_decide(
-            escalation=escalation_id,
+            escalation=escalation,
             actor=request_actor(request),
             outcome=outcome,
             reason=reason,

@@ -1,9 +1,7 @@
 """`/ws/approvals/`: reviewers' live inbox and nav counter (htmx ws extension frames).
 
 Holds no business logic: on connect it sends a full re-sync; on each wake-up it asks
-approvals.frames for this reviewer's re-rendered HTML and forwards it (read and rendered once
-per push for all the sockets whose reviewers have the same reach, after each socket's own
-access re-check).
+approvals.frames for this reviewer's re-rendered HTML and forwards it.
 `?view=inbox` gets rows and the counter; anything else (`?view=nav`) the counter only.
 Before the re-sync and before every push the socket's access is checked again
 (approvals.socket_access): a logout, a deactivation, a lost role or a narrower reviewer
@@ -82,14 +80,7 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     async def escalation_changed(self, event: dict[str, Any]) -> None:
         def render(access: SocketAccess) -> list[str]:
-            return frames.change(
-                access.user,
-                self.view,
-                event["id"],
-                event["kind"],
-                reach=access.reach,
-                push=event.get("push"),
-            )
+            return frames.change(access.user, self.view, event["id"], event["kind"])
 
         access, rendered = await self._recheck(render)
         if access is None:

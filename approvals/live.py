@@ -11,7 +11,7 @@ import asyncio
 import logging
 import threading
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -78,11 +78,9 @@ def push(*messages: tuple[str, dict[str, Any]]) -> None:
 
 def escalation_changed(escalation_id: UUID | str, kind: str) -> None:
     """kind: created | updated (a non-final vote) | decided (approved, rejected, expired, …)."""
-    # `push`: one id per push, under which the sockets of one process share reads and
-    # renders (approvals.frames).
     changed = (
         REVIEWERS_GROUP,
-        {"type": "escalation.changed", "id": str(escalation_id), "kind": kind, "push": uuid4().hex},
+        {"type": "escalation.changed", "id": str(escalation_id), "kind": kind},
     )
     if kind != "decided":
         push(changed)

@@ -12,19 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from uuid import UUID
 
-from django.db.models import (
-    CharField,
-    Count,
-    Exists,
-    OuterRef,
-    Q,
-    QuerySet,
-    Subquery,
-    TextChoices,
-    Value,
-)
-from django.db.models.aggregates import StringAgg
-from django.db.models.functions import Cast, Concat
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, TextChoices
 from django.http import Http404
 from django.utils import timezone
 
@@ -118,8 +106,7 @@ def reviewer_may_decide(user: Any, agent_id: int) -> bool:
     return bool(counts["scoped"] == 0 or counts["here"] > 0)
 
 
-def escalation_uuid(pk: UUID | str) -> UUID:
-    """`pk` as an escalation id; Http404 for anything that is not one."""
+def _uuid(pk: UUID | str) -> UUID:
     try:
         return pk if isinstance(pk, UUID) else UUID(str(pk))
     except ValueError:
@@ -128,9 +115,7 @@ def escalation_uuid(pk: UUID | str) -> UUID:
 
 def get_escalation_for_user(user: Any, pk: UUID | str, *, write: bool = False) -> Escalation:
     """The escalation if `user` may see it (people see exactly what they may decide); else 404."""
-    escalation = (
-        escalations_visible_to(user).select_related("agent").filter(pk=escalation_uuid(pk)).first()
-    )
+    escalation = escalations_visible_to(user).select_related("agent").filter(pk=_uuid(pk)).first()
     if escalation is None:
         raise Http404("No such escalation.")
     return escalation
@@ -139,9 +124,7 @@ def get_escalation_for_user(user: Any, pk: UUID | str, *, write: bool = False) -
 def get_escalation_for_agent(agent: Agent, pk: UUID | str) -> Escalation:
     """An agent reads only its own escalations; anything else is 404, never 403."""
     escalation = (
-        Escalation.objects.select_related("agent")
-        .filter(pk=escalation_uuid(pk), agent=agent)
-        .first()
+        Escalation.objects.select_related("agent").filter(pk=_uuid(pk), agent=agent).first()
     )
     if escalation is None:
         raise Http404("No such escalation.")
@@ -215,58 +198,10 @@ class PendingCounter:
 
 def pending_counter(user: Any, *, now: datetime | None = None) -> PendingCounter:
     """One query while at most COUNTER_EXPIRIES_MAX are open, two beyond."""
-    return _counter(escalations_visible_to(user), now or timezone.now())
-
-
-def escalations_in_reach(reach: ReviewerReach) -> QuerySet[Escalation]:
-    """What a reviewer with `reach` may see and decide: the same rows as
-    escalations_visible_to(user) for the user whose reach it is."""
-    if reach.agent_ids is None:
-        return Escalation.objects.all()
-    return Escalation.objects.filter(agent_id__in=reach.agent_ids)
-
-
-def reach_counter(reach: ReviewerReach, *, now: datetime | None = None) -> PendingCounter:
-    """pending_counter for every reviewer with `reach`."""
-    return _counter(escalations_in_reach(reach), now or timezone.now())
-
-
-def reach_row(
-    reach: ReviewerReach, pk: UUID | str, *, now: datetime | None = None
-) -> tuple[Escalation, dict[int, str]] | None:
-    """The open escalation `pk` if `reach` covers it, as pending_row reads it but for every
-    reviewer with `reach`: with each voter's id and outcome instead of one reviewer's
-    `my_vote`. None if it is closed, expired or out of reach."""
     now = now or timezone.now()
-    voters = (
-        EscalationVote.objects.filter(escalation_id=OuterRef("pk"))
-        .values("escalation_id")
-        .annotate(
-            pairs=StringAgg(
-                Concat(Cast("reviewer_id", CharField()), Value(":"), "outcome"), Value(",")
-            )
-        )
-        .values("pairs")[:1]
+    open_rows = escalations_visible_to(user).filter(
+        status=EscalationStatus.PENDING, expires_at__gt=now
     )
-    row = (
-        escalations_in_reach(reach)
-        .filter(pk=escalation_uuid(pk), status=EscalationStatus.PENDING, expires_at__gt=now)
-        .select_related("agent")
-        .annotate(
-            approvals=Count("votes", filter=Q(votes__outcome=VoteOutcome.APPROVE)),
-            hook_name=hook_name_by_key("hook_key"),
-            vote_pairs=Subquery(voters, output_field=CharField()),
-        )
-        .first()
-    )
-    if row is None:
-        return None
-    pairs = [pair.split(":", 1) for pair in (row.vote_pairs or "").split(",") if pair]
-    return row, {int(voter): outcome for voter, outcome in pairs}
-
-
-def _counter(visible: QuerySet[Escalation], now: datetime) -> PendingCounter:
-    open_rows = visible.filter(status=EscalationStatus.PENDING, expires_at__gt=now)
     soonest = list(
         open_rows.order_by("expires_at").values_list("expires_at", flat=True)[
             : COUNTER_EXPIRIES_MAX + 1

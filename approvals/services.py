@@ -11,13 +11,11 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet
-from django.http import Http404
 from django.utils import timezone
 
 from agents.models import Agent
@@ -150,27 +148,21 @@ def escalation_create(
     return escalation, True
 
 
-def _decider_locked(escalation: Escalation | UUID, actor: Actor | None) -> tuple[User, Escalation]:
+def _decider_locked(escalation: Escalation, actor: Actor | None) -> tuple[User, Escalation]:
     """The person deciding and the escalation row locked for their vote. Forbidden for an
     agent, the system, a non-reviewer or a reviewer whose scope leaves out the agent: the
-    lock query itself reads only rows the reviewer may decide (one query for both).
-
-    `escalation` as an id (the API, which has not read the row): a row the reviewer may not
-    see, or none, is Http404, as a read of it would have been."""
+    lock query itself reads only rows the reviewer may decide (one query for both)."""
     if is_agent(actor):
         raise Forbidden("Agents never decide escalations, not even their own.")
     forbidden = Forbidden("You may not decide escalations of this agent.")
     if actor is None or not is_reviewer(actor):
         raise forbidden
-    pk = escalation if isinstance(escalation, UUID) else escalation.pk
 
     def lock(rows: QuerySet[Escalation]) -> QuerySet[Escalation]:
-        return rows.select_for_update(of=("self",)).select_related("agent").filter(pk=pk)
+        return rows.select_for_update(of=("self",)).select_related("agent").filter(pk=escalation.pk)
 
     locked = lock(escalations_visible_to(actor)).first()
     if locked is None:
-        if isinstance(escalation, UUID):
-            raise Http404("No such escalation.")
         if not reviewer_may_decide(actor, escalation.agent_id):
             raise forbidden
         locked = lock(Escalation.objects.all()).get()  # the scope changed meanwhile, or gone
@@ -205,17 +197,14 @@ def _hook_label(key: str, hook: Any = None) -> str:
 @transaction.atomic
 def escalation_decide(
     *,
-    escalation: Escalation | UUID,
+    escalation: Escalation,
     actor: Actor | None,
     outcome: str,
     reason: str = "",
     args: Any = None,
     now: datetime | None = None,
 ) -> DecisionResult:
-    """One reviewer's vote. A rejection vetoes; the approvalsRequired-th approval approves.
-
-    `escalation`: the row, or its id when the caller has not read it (the lock query reads
-    it, only if the reviewer may see it: Http404 otherwise, one query fewer)."""
+    """One reviewer's vote. A rejection vetoes; the approvalsRequired-th approval approves."""
     reviewer, locked = _decider_locked(escalation, actor)
     reason = (reason or "").strip()
     if outcome not in VoteOutcome.values:
