@@ -12,8 +12,8 @@ Maintenance, each exact and in the transaction of the change it counts:
 - the sealer (`audit.chain.chain_seal`) adds the records it seals (`records_counted`; on
   PostgreSQL in its read statement, `PG_COUNT_SEALED_CTES`):
   a record is sealed exactly once, so a replayed or concurrent duplicate, which ingest
-  never stores, is never counted either; the sealer already holds each record's columns,
-  and it holds its agent's ChainHead lock, so two upserts never race for the same rollup
+  never stores, is never counted either; the sealer reads those records anyway, and it
+  holds its agent's ChainHead lock, so two upserts never race for the same rollup
   row (every key includes the agent): no lock waits, no deadlocks, no cost on ingest;
 - retention (`audit.services._purge_agent`) subtracts the records it deletes
   (`records_removed`, before the DELETE, same transaction), and a partition drop calls
