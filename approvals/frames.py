@@ -1,6 +1,7 @@
 """Server-rendered HTML frames for the htmx ws extension (each element swapped out of band).
 
-- re-sync: the whole pending list (`#pending-rows` innerHTML) and the nav counter;
+- re-sync: the whole pending list (`#pending-rows` innerHTML), then the nav counter (the page
+  keeps what a reviewer was typing or had open in rows that are still there);
 - created: the new row `afterbegin` into `#pending-rows`, marked as just arrived (the page
   sorts it into place, highlights it and may raise a browser notification);
 - updated: the row replaced (a vote that did not decide);
@@ -39,7 +40,9 @@ def row_context(user: Any) -> dict[str, Any]:
 
 
 def resync(user: Any, view: str) -> list[str]:
-    parts = [counter(user)]
+    """The inbox's rows first, then the counter: the page calls itself live once the first
+    frame after connecting is on it."""
+    parts: list[str] = []
     if view == "inbox":
         rows = list(pending_for(user))
         parts.append(
@@ -47,7 +50,7 @@ def resync(user: Any, view: str) -> list[str]:
                 "approvals/frames.html#resync", {**row_context(user), "escalations": rows}
             ).strip()
         )
-    return parts
+    return [*parts, counter(user)]
 
 
 def change(user: Any, view: str, escalation_id: str, kind: str) -> list[str]:

@@ -407,12 +407,63 @@
     event.preventDefault();
   }
 
+  // ---- what the reviewer was doing survives frames that re-render rows -------------------
+  // A re-sync (on every socket (re)connect) replaces every row and another reviewer's vote
+  // replaces one: open panels, typed text, ticked boxes, the keyboard's current row and the
+  // focus carry over to the new row with the same id.
+  var kept = null;
+  function fieldKey(el) {
+    var holder = el.closest("form, details");
+    return (holder ? holder.className : "") + "|" + el.tagName + "|" + (el.name || el.className);
+  }
+  function keepState() {
+    kept = {};
+    document.querySelectorAll("#pending-rows tr.esc:not(.departed)").forEach(function (row) {
+      var state = { el: row, open: [], values: {}, current: row.classList.contains("current"), focus: null };
+      row.querySelectorAll("details[open]").forEach(function (d) { state.open.push(d.className); });
+      row.querySelectorAll("textarea, input:not([type=hidden])").forEach(function (el) {
+        var box = el.type === "checkbox";
+        if (box ? el.checked !== el.defaultChecked : el.value !== el.defaultValue) {
+          state.values[fieldKey(el)] = box ? el.checked : el.value;
+        }
+        if (el === document.activeElement) {
+          state.focus = { key: fieldKey(el), start: box ? null : el.selectionStart, end: box ? null : el.selectionEnd };
+        }
+      });
+      kept[row.id] = state;
+    });
+  }
+  function restoreState() {
+    var states = kept;
+    kept = null;
+    if (!states) { return; }
+    Object.keys(states).forEach(function (id) {
+      var state = states[id], row = document.getElementById(id);
+      if (!row || row === state.el || row.classList.contains("departed")) { return; }
+      row.querySelectorAll("details").forEach(function (d) {
+        if (state.open.indexOf(d.className) >= 0) { d.open = true; }
+      });
+      row.querySelectorAll("textarea, input:not([type=hidden])").forEach(function (el) {
+        var key = fieldKey(el);
+        if (Object.prototype.hasOwnProperty.call(state.values, key) && !el.disabled) {
+          if (el.type === "checkbox") { el.checked = state.values[key]; } else { el.value = state.values[key]; }
+        }
+        if (state.focus && state.focus.key === key) {
+          el.focus({ preventScroll: true });
+          if (state.focus.start !== null) { el.setSelectionRange(state.focus.start, state.focus.end); }
+        }
+      });
+      if (state.current) { row.classList.add("current"); }
+    });
+  }
+
   function liveState(text, ok) {
     var el = document.getElementById("live-state");
     if (el) { el.textContent = text; el.classList.toggle("ok", ok); }
   }
 
   function afterChange() {
+    restoreState();
     dedupe();
     sortRows();
     arrivals();
@@ -442,7 +493,13 @@
       }
       updateSelection();
     });
-    document.body.addEventListener("htmx:wsOpen", function () { liveState("live", true); });
+    // "live" once the socket's first frame (the re-sync) is on the page, not at the open.
+    var syncing = false;
+    document.body.addEventListener("htmx:wsOpen", function () { syncing = true; liveState("syncing…", false); });
+    document.body.addEventListener("htmx:wsBeforeMessage", keepState);
+    document.body.addEventListener("htmx:wsAfterMessage", function () {
+      if (syncing) { syncing = false; liveState("live", true); }
+    });
     document.body.addEventListener("htmx:wsClose", function (event) {
       var code = event.detail && event.detail.event ? event.detail.event.code : 0;
       // approvals/socket_access.py: 4401 the session ended, 4403 the role or scope shrank.

@@ -49,7 +49,7 @@ async def test_reviewer_gets_resync_then_new_row_then_its_removal(rita, escalate
     existing = await sync_to_async(escalate)("scale_deployment")
     socket, connected = await connect(rita)
     assert connected
-    counter, rows = await frames(socket, 2)
+    rows, counter = await frames(socket, 2)
     assert 'id="nav-pending-count"' in counter and ">1</span>" in counter
     # Table elements travel alone: after an inline element the HTML parser would drop them.
     assert rows.startswith('<tbody id="pending-rows" hx-swap-oob="innerHTML">')

@@ -2,7 +2,8 @@
 by time left (live arrivals take their place, highlighted; a row decided elsewhere says who
 before it leaves; the nav count and tab title drop a row the moment it expires), the undo
 window of approvals (nothing is sent inside it), opt-in browser notifications, the escalation
-page with edited arguments, and the compact phone card.
+page with edited arguments, what a reviewer was doing kept when rows are re-rendered, and the
+compact phone card.
 
 Screenshots go to $SHOTS_DIR when it is set (the inbox and the escalation page at 1440 and
 390 px wide)."""
@@ -365,6 +366,61 @@ def test_the_escalation_page_shows_edited_arguments_and_the_conversation(rita, a
         page.locator(f"a[href='/approvals/{earlier}/']").click()
         page.wait_for_url(f"{base}/approvals/{earlier}/")
         expect(page.locator(".decision-box")).to_contain_text("Rejected by alice")
+        browser.close()
+        agent.http.close()
+
+
+# Keeps the ws extension's socket wrapper, so a test can make the page reconnect.
+KEEP_SOCKET = """
+document.addEventListener("htmx:wsOpen", (event) => { window.__socket = event.detail.socketWrapper; });
+"""
+
+
+def test_what_a_reviewer_was_doing_survives_a_vote_elsewhere_and_a_reconnect(rita, alice, sre):
+    """Another reviewer's vote re-renders the row and a reconnect's re-sync re-renders every
+    row: the open editor, the typed arguments and reason, the ticked box and the focus stay."""
+    approval_hook(sre, approvalsRequired=2)
+    edited = '{"service": "web", "replicas": 3}'
+    with daphne_server() as base, sync_playwright() as playwright:
+        agent = Agent(base, sre.token)
+        pk = agent.escalate("scale_deployment", {"service": "web", "replicas": 8})
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.add_init_script(KEEP_SOCKET)
+        page.set_default_timeout(15_000)
+        log_in(page, base, "rita")
+        page.goto(f"{base}/approvals/")
+        expect(page.locator("#live-state")).to_have_text("live")
+        row = page.locator(f"#esc-{pk}")
+        edit = row.locator("textarea.args-edit")
+        reason = row.locator("input.reject-reason")
+        pick = row.locator("input.pick")
+
+        def still_there() -> None:
+            expect(edit).to_be_visible()
+            expect(edit).to_have_value(edited)
+            expect(reason).to_have_value("half-typed")
+            expect(pick).to_be_checked()
+            expect(edit).to_be_focused()
+
+        row.locator("details.edit summary").click()
+        reason.fill("half-typed")
+        pick.check()
+        edit.fill(edited)
+        expect(row).to_contain_text("0/2 approvals")
+        in_thread(
+            lambda: services.escalation_decide(
+                escalation=Escalation.objects.get(pk=pk), actor=alice, outcome="approve"
+            )
+        )
+        expect(row).to_contain_text("1/2 approvals")  # the row was re-rendered
+        still_there()
+
+        row.evaluate("(tr) => tr.setAttribute('data-before-reconnect', '')")
+        page.evaluate("window.__socket.reconnect()")
+        expect(page.locator("#pending-rows tr[data-before-reconnect]")).to_have_count(0)
+        expect(page.locator("#live-state")).to_have_text("live")
+        still_there()
         browser.close()
         agent.http.close()
 

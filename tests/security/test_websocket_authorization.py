@@ -120,8 +120,8 @@ async def test_the_resync_holds_only_escalations_the_reviewer_may_decide(
 ) -> None:
     socket, connected = await _open(_headers(world, persona))
     assert connected
-    counter = await socket.receive_from(timeout=5)
     rows = await socket.receive_from(timeout=5)
+    counter = await socket.receive_from(timeout=5)
     assert 'id="nav-pending-count"' in counter
     assert (f"esc-{world.escalation.pk}" in rows) is sees
     assert ("restart_service" in rows) is sees
