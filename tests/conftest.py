@@ -4,6 +4,7 @@ agents `sre-agent` and `other-agent`, each with a live token; `fast_password_has
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,16 +15,29 @@ from agents import services as agent_services
 from agents.models import Agent
 from console import services as console_services
 
-# MD5 hashes a password in microseconds; the default hasher costs ~0.3 s per persona.
+# MD5 hashes a password in microseconds; the default hasher costs ~0.75 s per persona here.
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# Test folders whose users log in on servers in other processes: those keep the default
+# hashers and could not check an MD5 hash.
+OWN_SERVER_FOLDERS = frozenset(
+    {"browser", "conformance", "e2e", "faults", "reach_clients", "security"}
+)
 
 
 @pytest.fixture
 def fast_password_hashing(settings: Any) -> None:
-    """For folders whose tests create personas in every test (their conftest makes it
-    autouse). Not for users who log in on a server in another process: it keeps the
-    default hashers and could not check these hashes."""
+    """For a test of OWN_SERVER_FOLDERS whose server runs in this process (live_server)."""
     settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(request: pytest.FixtureRequest) -> None:
+    """Every test outside OWN_SERVER_FOLDERS: a persona costs ~0.75 s with the default."""
+    folder = request.path.relative_to(Path(__file__).parent).parts[0]
+    if folder not in OWN_SERVER_FOLDERS:
+        request.getfixturevalue("fast_password_hashing")
 
 
 @dataclass

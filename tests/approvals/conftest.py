@@ -24,11 +24,6 @@ from tests.conftest import AgentWithToken
 _sessions = itertools.count(1)
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(fast_password_hashing: None) -> None:
-    """Every approvals test creates personas (tests/conftest.py)."""
-
-
 TOOL_SCHEMA = {
     "type": "object",
     "properties": {

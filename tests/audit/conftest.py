@@ -1,4 +1,4 @@
-"""Audit test fixtures: fast password hashing, and the known world of the page tests."""
+"""Audit test fixtures: the known world of the page tests."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.audit.pages_support import World, build_world
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(fast_password_hashing: None) -> None:
-    """The audit tests create personas in nearly every test (tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -24,11 +24,6 @@ URL = "/api/v1/governance-events/export"
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def events(sre: Any, other: Any, alice: User) -> dict[str, GovernanceEvent]:
     agent_services.agent_set_mode(actor=alice, agent=other.agent, mode="evaluate_only")

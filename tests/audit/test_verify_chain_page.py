@@ -23,8 +23,7 @@ VERIFY = "/audit/verify/"
 
 
 @pytest.fixture(autouse=True)
-def _eager(settings: Any) -> Any:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def _eager() -> Any:
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True
     yield

@@ -1,4 +1,4 @@
-"""User-page fixtures: fast password hashing, and a second admin (anna) for the guards."""
+"""User-page fixtures: a second admin (anna) for the guards."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ import pytest
 from django.contrib.auth.models import User
 
 from console import services as console_services
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(fast_password_hashing: None) -> None:
-    """The user pages' tests create personas in every test (tests/conftest.py)."""
 
 
 @pytest.fixture
