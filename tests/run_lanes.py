@@ -3,8 +3,9 @@
 - postgresql, postgresql-units: the whole suite on PostgreSQL and Redis, in two halves run at
   once (the server, browser and client runs with DATABASE_URL and REDIS_URL as given; every
   other test directory on `<database>_units` and the next Redis db), but for
-- postgresql-after-sqlite: a few unit directories (AFTER_SQLITE_PATHS) on `<database>_units2`
-  and the Redis db after that, started when the sqlite lane ends, in its thread;
+- postgresql-after-sqlite: a few directories (AFTER_SQLITE_PATHS, the security runs among
+  them) on `<database>_units2` and the Redis db after that, started when the sqlite lane
+  ends, in its thread;
 - sqlite: the unit, API and portal tests on the embedded default `make run` uses (no
   DATABASE_URL/REDIS_URL: SQLite, in-memory channel layer, Celery in-process), without the
   tests marked `postgresql` or `redis`.
@@ -47,12 +48,18 @@ SERVER_PATHS = (
     "tests/e2e",
     "tests/faults",
     "tests/reach_clients",
+)
+# Folders that run on PostgreSQL after the sqlite lane, in its thread (a database, Redis db
+# and channel prefix of their own): the sqlite lane ends minutes before the two PostgreSQL
+# halves, and at most three suites then run at once on the two cores. The security runs
+# (servers of their own too) came from the server half, the longest lane.
+AFTER_SQLITE_PATHS = (
+    "tests/console",
+    "tests/runtimes",
+    "tests/users",
+    "tests/demo",
     "tests/security",
 )
-# Unit folders that run on PostgreSQL after the sqlite lane, in its thread (a database,
-# Redis db and channel prefix of their own): the sqlite lane ends minutes before the two
-# PostgreSQL halves, and at most three suites then run at once on the two cores.
-AFTER_SQLITE_PATHS = ("tests/console", "tests/runtimes", "tests/users", "tests/demo")
 EMBEDDED_UNSET = ("DATABASE_URL", "REDIS_URL", "CHANNELS_PREFIX", "CELERY_TASK_ALWAYS_EAGER")
 
 
