@@ -87,6 +87,45 @@ def test_the_fast_reader_hashes_what_the_reference_reader_hashes(client, sre):
     assert chain.chain_verify(sre.agent).ok
 
 
+@pytest.mark.postgresql
+def test_the_seal_read_uses_the_primary_key_even_without_statistics(client, sre):
+    """A partition filled faster than autovacuum analyzes it (or autovacuum off) has no
+    statistics; PostgreSQL then scanned the whole partition for the sealer's ids."""
+    ingest(client, sre, ["ls", "rm", "audit", "deploy"])
+    ids = list(InterceptionRecord.objects.filter(agent=sre.agent).values_list("id", flat=True))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.oid::regclass::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = 'audit_interceptionrecord'::regclass"
+        )
+        partitions = [row[0] for row in cursor.fetchall()]
+        for partition in partitions:
+            cursor.execute("DELETE FROM pg_statistic WHERE starelid = %s::regclass", [partition])
+            cursor.execute(
+                "UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = %s::regclass",
+                [partition],
+            )
+    assert partitions
+
+    def plan() -> str:
+        with connection.cursor() as cursor:
+            sql = chain._PG_SEAL_READ_SQL.replace("%s", "'" + chain._pg_id_array(ids) + "'")
+            cursor.execute("EXPLAIN " + sql)
+            return "\n".join(row[0] for row in cursor.fetchall())
+
+    with transaction.atomic():
+        assert (
+            "Seq Scan on audit_interceptionrecord" in plan()
+        )  # what statistics-less planning does
+        transaction.set_rollback(True)
+    with transaction.atomic():
+        chain._seal_transaction_settings()
+        sealing = plan()
+        transaction.set_rollback(True)
+    assert "Seq Scan on audit_interceptionrecord" not in sealing
+    assert "pkey" in sealing
+
+
 def test_many_pending_batches_are_sealed_in_order_across_transactions(
     client, sre, other, monkeypatch
 ):
