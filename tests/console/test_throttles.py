@@ -48,3 +48,31 @@ def test_people_are_not_counted_by_the_agent_limiter(admin_client, sre, tight_ra
         for _ in range(5)
     }
     assert statuses == {200}
+
+
+@pytest.mark.redis
+def test_the_limiter_counts_over_one_redis_pool_for_every_request_context():
+    """Django makes a cache object per thread and per async request context; each used to
+    open its own Redis connection, i.e. one per agent request on daphne."""
+    import threading
+
+    import redis
+    from django.conf import settings
+    from django.core.cache import caches
+
+    def received() -> int:
+        stats = redis.Redis.from_url(settings.REDIS_URL).info("stats")
+        return int(stats["total_connections_received"])
+
+    caches["default"].get("warm")  # the process's pool and its first connection
+    before = received()
+
+    def request_context() -> None:
+        caches["default"].get_or_set("hits", 0)
+
+    threads = [threading.Thread(target=request_context) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+        thread.join()
+    # received()'s own connection, not one per context.
+    assert received() - before <= 2

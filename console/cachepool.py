@@ -1,0 +1,28 @@
+"""One Redis connection pool per process for Django's cache (the agent rate limiter).
+
+Django makes a cache object per thread and per async request context, and its Redis
+client builds a connection pool per object: on daphne every agent request opened a new
+Redis connection for its rate-limit count (`redis-cli info stats`: one connection received
+per request). This pool class hands every cache object of the process the same pool per
+Redis URL; redis-py's pool is thread-safe and starts over in a forked child by itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, ClassVar
+
+import redis
+
+
+class SharedConnectionPool(redis.ConnectionPool):
+    _pools: ClassVar[dict[str, redis.ConnectionPool]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> redis.ConnectionPool:
+        with cls._lock:
+            pool = cls._pools.get(url)
+            if pool is None:
+                pool = cls._pools[url] = super().from_url(url, **kwargs)
+            return pool
