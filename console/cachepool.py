@@ -10,19 +10,19 @@ Redis URL; redis-py's pool is thread-safe and starts over in a forked child by i
 from __future__ import annotations
 
 import threading
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import redis
 
 
 class SharedConnectionPool(redis.ConnectionPool):
-    _pools: ClassVar[dict[str, redis.ConnectionPool]] = {}
-    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _shared: ClassVar[dict[str, Any]] = {}
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
     @classmethod
-    def from_url(cls, url: str, **kwargs: Any) -> redis.ConnectionPool:
-        with cls._lock:
-            pool = cls._pools.get(url)
+    def from_url(cls, url: str, **kwargs: Any) -> Self:
+        with cls._shared_lock:
+            pool = cls._shared.get(url)
             if pool is None:
-                pool = cls._pools[url] = super().from_url(url, **kwargs)
-            return pool
+                pool = cls._shared[url] = super().from_url(url, **kwargs)
+            return pool  # type: ignore[no-any-return]
