@@ -25,4 +25,4 @@ class SharedConnectionPool(redis.ConnectionPool):
             pool = cls._shared.get(url)
             if pool is None:
                 pool = cls._shared[url] = super().from_url(url, **kwargs)
-            return pool  # type: ignore[no-any-return]
+            return pool
