@@ -258,8 +258,8 @@ def _seal_transaction_settings() -> None:
     - Its plans never depend on statistics autovacuum may not have gathered yet (a
       partition filling faster than it is analyzed, or autovacuum off): it reads records
       by id only, yet without statistics PostgreSQL chose a sequential scan of the whole
-      partition and JIT-compiled it (11.4 s instead of 0.6 s per 40,000 records at 2.4M
-      unanalyzed rows; docs/benchmarks.md). No sequential scan where an index serves, no
+      partition and JIT-compiled it (11.4 s instead of 2.2–2.5 s per 40,000 records at
+      2.4M unanalyzed rows; docs/benchmarks.md). No sequential scan where an index serves, no
       JIT.
     """
     with connection.cursor() as cursor:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from django.core.cache import cache
+import redis
+from django.conf import settings
+from django.core.cache import cache, caches
 from django.test import Client
 from rest_framework.settings import api_settings
 
@@ -54,11 +58,6 @@ def test_people_are_not_counted_by_the_agent_limiter(admin_client, sre, tight_ra
 def test_the_limiter_counts_over_one_redis_pool_for_every_request_context():
     """Django makes a cache object per thread and per async request context; each used to
     open its own Redis connection, i.e. one per agent request on daphne."""
-    import threading
-
-    import redis
-    from django.conf import settings
-    from django.core.cache import caches
 
     def received() -> int:
         stats = redis.Redis.from_url(settings.REDIS_URL).info("stats")
