@@ -46,7 +46,7 @@ def test_a_catastrophic_matcher_is_evaluated_in_linear_time(matcher, tool):
     # lock, so nothing else in the agent runs meanwhile).
     started = time.monotonic()
     assert matcher_matches(matcher, tool) is False
-    assert time.monotonic() - started < 0.1
+    assert time.monotonic() - started < 1.0  # backtracking takes several seconds at least
 
 
 @pytest.mark.parametrize(

@@ -72,13 +72,14 @@ def test_fence_bodies(text: str, expected: str) -> None:
 
 def test_an_unclosed_fence_over_blanks_is_parsed_in_linear_time() -> None:
     # A hook's stdout (up to a MiB) or a judge's answer: a backtracking fence pattern takes
-    # cubic time here (seconds for 1,500 blanks), on the agent's event loop.
+    # cubic time here (seconds for 1,500 blanks, minutes for 4,000), on the agent's event
+    # loop. The bound leaves a loaded machine room; the cubic case is far beyond it.
     started = time.monotonic()
     with pytest.raises(HookOutputError, match="not valid JSON"):
-        parse_hook_output("```json" + " " * 1500 + "x")
+        parse_hook_output("```json" + " " * 4000 + "x")
     with pytest.raises(HookOutputError, match="not valid JSON"):
         parse_hook_output("```json" + " \n" * 500_000)
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 3
 
 
 @pytest.mark.parametrize(
