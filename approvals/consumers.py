@@ -2,7 +2,10 @@
 
 Holds no business logic: on connect it sends a full re-sync; on each wake-up it asks
 approvals.frames for this reviewer's re-rendered HTML and forwards it.
-`?view=inbox` gets rows and the counter; anything else (`?view=nav`) the counter only.
+`?view=inbox` gets rows (the first `CONSOLE_INBOX_ROWS` in `&sort=`'s order) and the counter;
+anything else (`?view=nav`) the counter only. The only message a page sends is
+`{"resync": true}`: an inbox that shows fewer rows than it may while more are open (rows were
+decided) asks for the re-sync that refills it.
 Before the re-sync and before every push the socket's access is checked again
 (approvals.socket_access): a logout, a deactivation, a lost role or a narrower reviewer
 scope closes the socket instead of sending more escalations. A change to the person's account
@@ -12,6 +15,7 @@ socket closes without waiting for the next escalation.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -20,6 +24,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from approvals import frames
 from approvals.live import REVIEWERS_GROUP, remember_server_loop, user_group
+from approvals.selectors import PendingOrder, pending_order
 from approvals.socket_access import CLOSE_FORBIDDEN, AccessEnded, SocketAccess, socket_access
 
 
@@ -27,6 +32,7 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     access: SocketAccess | None = None
     session_key: str | None = None
     view: str = "nav"
+    order: str = PendingOrder.EXPIRES
     joined: list[str] | None = None
 
     async def connect(self) -> None:
@@ -40,11 +46,13 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             return
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.view = "inbox" if query.get("view") == ["inbox"] else "nav"
+        self.order = pending_order((query.get("sort") or [""])[0])
         self.joined = [REVIEWERS_GROUP, user_group(self.access.user.pk)]
         for group in self.joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
-        for frame in await database_sync_to_async(frames.resync)(self.access.user, self.view):
+        user = self.access.user
+        for frame in await database_sync_to_async(frames.resync)(user, self.view, self.order):
             await self.send(text_data=frame)
 
     async def disconnect(self, code: int) -> None:
@@ -53,7 +61,16 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Decisions go through HTTP (CSRF, the same service as the API); nothing to do here."""
+        """A re-sync request from an inbox page; anything else is ignored (decisions go
+        through HTTP: CSRF, the same service as the API). Channels hands a socket's messages
+        over one at a time, so re-syncs never interleave."""
+        if self.view != "inbox" or not _asks_resync(text_data):
+            return
+        _, rendered = await self._recheck(
+            lambda access: frames.resync(access.user, self.view, self.order)
+        )
+        for frame in rendered or []:
+            await self.send(text_data=frame)
 
     async def _recheck(self, then: Any = None) -> tuple[SocketAccess | None, Any]:
         """The socket's access now and `then(access)` computed right after, in one database
@@ -87,3 +104,13 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             return
         for frame in rendered:
             await self.send(text_data=frame)
+
+
+def _asks_resync(text: str | None) -> bool:
+    if not text or len(text) > 64:
+        return False
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("resync") is True

@@ -1,7 +1,9 @@
 """Server-rendered HTML frames for the htmx ws extension (each element swapped out of band).
 
-- re-sync: the whole pending list (`#pending-rows` innerHTML), then the nav counter (the page
-  keeps what a reviewer was typing or had open in rows that are still there);
+- re-sync: the pending list as the inbox shows it (`#pending-rows` innerHTML: the first
+  `CONSOLE_INBOX_ROWS` in the page's order), then the nav counter (the page keeps what a
+  reviewer was typing or had open in rows that are still there). Sent on connect, and when
+  the page asks for it: a capped page whose rows were decided asks to be refilled;
 - created: the new row `afterbegin` into `#pending-rows`, marked as just arrived (the page
   sorts it into place, highlights it and may raise a browser notification);
 - updated: the row replaced (a vote that did not decide);
@@ -24,7 +26,13 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from approvals.models import Escalation
-from approvals.selectors import escalations_visible_to, pending_counter, pending_for, pending_row
+from approvals.selectors import (
+    PendingOrder,
+    escalations_visible_to,
+    inbox_page,
+    pending_counter,
+    pending_row,
+)
 
 ROW_TEMPLATE = "approvals/inbox.html#row"
 
@@ -39,15 +47,15 @@ def row_context(user: Any) -> dict[str, Any]:
     return {"user": user, "now": timezone.now(), "csrf_token": ""}
 
 
-def resync(user: Any, view: str) -> list[str]:
-    """The inbox's rows first, then the counter: the page calls itself live once the first
-    frame after connecting is on it."""
+def resync(user: Any, view: str, order: str = PendingOrder.EXPIRES) -> list[str]:
+    """The inbox's rows (the first `CONSOLE_INBOX_ROWS` in the page's order) first, then the
+    counter: the page calls itself live once the first frame after connecting is on it."""
     parts: list[str] = []
     if view == "inbox":
-        rows = list(pending_for(user))
+        page = inbox_page(user, order=order)
         parts.append(
             render_to_string(
-                "approvals/frames.html#resync", {**row_context(user), "escalations": rows}
+                "approvals/frames.html#resync", {**row_context(user), "escalations": page.rows}
             ).strip()
         )
     return [*parts, counter(user)]

@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, TextChoices
 from django.http import Http404
 from django.utils import timezone
@@ -156,6 +157,11 @@ class PendingOrder(TextChoices):
     NEWEST = "newest", "Newest"
 
 
+def pending_order(value: str | None) -> str:
+    """A page's `sort` parameter as a PendingOrder value (time left unless it names one)."""
+    return value if value in PendingOrder.values else PendingOrder.EXPIRES.value
+
+
 _ORDERINGS: dict[str, tuple[str, ...]] = {
     PendingOrder.EXPIRES: ("expires_at", "created_at", "id"),
     PendingOrder.NEWEST: ("-created_at", "-id"),
@@ -171,6 +177,31 @@ def pending_for(
     qs = escalations_visible_to(user).filter(status=EscalationStatus.PENDING, expires_at__gt=now)
     ordering = _ORDERINGS.get(order, _ORDERINGS[PendingOrder.EXPIRES])
     return _with_votes(qs.select_related("agent"), user).order_by(*ordering)
+
+
+@dataclass(frozen=True)
+class InboxPage:
+    """The open escalations the inbox shows (the first `settings.CONSOLE_INBOX_ROWS` in its
+    order) and how many are open in all: a page of hundreds of rows, each with its
+    arguments, is megabytes to render and to re-sync over the socket, and no reviewer works
+    it as a list."""
+
+    rows: list[Escalation]
+    total: int
+
+    @property
+    def more(self) -> int:
+        return max(self.total - len(self.rows), 0)
+
+
+def inbox_page(user: Any, *, order: str = PendingOrder.EXPIRES) -> InboxPage:
+    """One query while fewer than the cap are open, two beyond."""
+    now = timezone.now()
+    cap = settings.CONSOLE_INBOX_ROWS
+    rows = list(pending_for(user, now=now, order=order)[: cap + 1])
+    if len(rows) <= cap:
+        return InboxPage(rows=rows, total=len(rows))
+    return InboxPage(rows=rows[:cap], total=pending_count(user, now=now))
 
 
 def pending_count(user: Any, *, now: datetime | None = None) -> int:

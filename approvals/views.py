@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -35,8 +36,10 @@ from approvals.selectors import (
     escalation_detail,
     get_escalation_for_user,
     history_for,
+    inbox_page,
     pending_count,
     pending_for,
+    pending_order,
     pending_row,
 )
 from console.actors import request_actor
@@ -52,12 +55,12 @@ BULK_MAX = 200
 @role_required(Role.REVIEWER)
 @require_GET
 def inbox(request: HtmxHttpRequest) -> HttpResponse:
-    order = request.GET.get("sort", "")
-    order = order if order in PendingOrder.values else PendingOrder.EXPIRES.value
-    escalations = list(pending_for(request.user, order=order))
+    order = pending_order(request.GET.get("sort"))
+    page = inbox_page(request.user, order=order)
     context = {
-        "escalations": escalations,
-        "pending_total": len(escalations),
+        "escalations": page.rows,
+        "pending_total": page.total,
+        "inbox_rows": settings.CONSOLE_INBOX_ROWS,
         "tab": "pending",
         "order": order,
         "orders": PendingOrder.choices,
@@ -210,9 +213,10 @@ def bulk_decide(request: HtmxHttpRequest) -> HttpResponse:
     if not request.htmx:
         getattr(messages, level)(request, text)
         return redirect("approvals:inbox")
+    page = inbox_page(request.user, order=pending_order(request.POST.get("sort")))
     rows = render_to_string(
         "approvals/frames.html#rows",
-        {"escalations": list(pending_for(request.user)), "now": timezone.now()},
+        {"escalations": page.rows, "now": timezone.now()},
         request=request,
     )
     return HttpResponse(rows + _flash(level, text))

@@ -322,6 +322,8 @@ CONSOLE_RECORD_RETENTION_DAYS = env_int("CONSOLE_RECORD_RETENTION_DAYS", 400, mi
 # PostgreSQL: monthly record partitions are created this many months ahead (audit.partitions).
 CONSOLE_RECORD_PARTITIONS_AHEAD = env_int("CONSOLE_RECORD_PARTITIONS_AHEAD", 3, minimum=1)
 CONSOLE_LONGPOLL_MAX_SECONDS = env_int("CONSOLE_LONGPOLL_MAX_SECONDS", 60, minimum=1)
+# The reviewer inbox shows at most this many open escalations at once (approvals.selectors).
+CONSOLE_INBOX_ROWS = env_int("CONSOLE_INBOX_ROWS", 100, minimum=1)
 # Webhooks go only to public addresses unless this is set (console.outbound).
 CONSOLE_WEBHOOK_ALLOW_PRIVATE = env_bool("CONSOLE_WEBHOOK_ALLOW_PRIVATE", False)
 # Command hooks one console process runs at once for other agent runtimes

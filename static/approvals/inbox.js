@@ -79,6 +79,49 @@
     });
   }
 
+  // ---- a capped page (CONSOLE_INBOX_ROWS): at most data-cap rows on it; the note says how
+  // many more are open; a page left short by decisions asks the socket to refill it ------
+  var socket = null;
+  var refillAsked = false;
+  var refillTimer = null;
+  function busy(row) {
+    if (row.classList.contains("current") || row.contains(document.activeElement)) { return true; }
+    if (holds.some(function (h) { return h.rowId === row.id; })) { return true; }
+    if (row.querySelector("details[open], input.pick:checked")) { return true; }
+    return Array.prototype.some.call(row.querySelectorAll("textarea, input:not([type=hidden]):not([type=checkbox])"), function (el) {
+      return el.value !== el.defaultValue;
+    });
+  }
+  function openTotal() {
+    var counter = document.getElementById("nav-pending-count");
+    return counter ? parseInt(counter.getAttribute("data-count"), 10) || 0 : 0;
+  }
+  function capRows() {
+    var note = document.getElementById("pending-more");
+    if (!note) { return; }
+    var cap = parseInt(note.getAttribute("data-cap"), 10) || 0;
+    var list = rows();
+    // Rows past the cap leave from the end of the order; a row someone is working on stays.
+    for (var i = list.length - 1; i >= 0 && list.length > cap; i--) {
+      if (!busy(list[i])) { list[i].remove(); list.splice(i, 1); }
+    }
+    var total = Math.max(openTotal(), list.length);
+    note.querySelector(".shown").textContent = String(list.length);
+    note.querySelector(".total").textContent = String(total);
+    note.hidden = total <= list.length;
+    if (list.length >= Math.min(cap, total)) { refillAsked = false; return; }
+    // Short: wait for the frames of this change to settle (the counter comes last), then ask
+    // once; the re-sync that answers fills the page and clears the flag.
+    clearTimeout(refillTimer);
+    refillTimer = setTimeout(function () {
+      var short = rows().length < Math.min(cap, openTotal());
+      if (short && socket && !refillAsked) {
+        refillAsked = true;
+        socket.send(JSON.stringify({ resync: true }));
+      }
+    }, 400);
+  }
+
   // ---- selection and what a bulk decision would act on ---------------------------------
   function picked() {
     return rows().filter(function (row) {
@@ -416,7 +459,15 @@
     var holder = el.closest("form, details");
     return (holder ? holder.className : "") + "|" + el.tagName + "|" + (el.name || el.className);
   }
-  function keepState() {
+  // A row frame (updated, departed, removed) for a row this page does not show, one past a
+  // capped page's last, has nothing to swap: dropped before htmx looks for its target.
+  var ROW_FRAME = /^<tr id="(esc-[0-9a-f-]+)"/;
+  function dropOffPage(event) {
+    var found = ROW_FRAME.exec(event.detail.message || "");
+    if (found && !document.getElementById(found[1])) { event.preventDefault(); }
+  }
+  function keepState(event) {
+    if (event.defaultPrevented) { return; }
     kept = {};
     document.querySelectorAll("#pending-rows tr.esc:not(.departed)").forEach(function (row) {
       var state = { el: row, open: [], values: {}, current: row.classList.contains("current"), focus: null };
@@ -466,6 +517,7 @@
     restoreState();
     dedupe();
     sortRows();
+    capRows();
     arrivals();
     reattach();
     tick();
@@ -495,12 +547,19 @@
     });
     // "live" once the socket's first frame (the re-sync) is on the page, not at the open.
     var syncing = false;
-    document.body.addEventListener("htmx:wsOpen", function () { syncing = true; liveState("syncing…", false); });
+    document.body.addEventListener("htmx:wsOpen", function (event) {
+      socket = event.detail.socketWrapper;
+      refillAsked = false;
+      syncing = true;
+      liveState("syncing…", false);
+    });
+    document.body.addEventListener("htmx:wsBeforeMessage", dropOffPage);
     document.body.addEventListener("htmx:wsBeforeMessage", keepState);
     document.body.addEventListener("htmx:wsAfterMessage", function () {
       if (syncing) { syncing = false; liveState("live", true); }
     });
     document.body.addEventListener("htmx:wsClose", function (event) {
+      socket = null;
       var code = event.detail && event.detail.event ? event.detail.event.code : 0;
       // approvals/socket_access.py: 4401 the session ended, 4403 the role or scope shrank.
       // Drop what this page shows, say why, and reload: the login page, or the inbox as it

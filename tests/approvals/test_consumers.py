@@ -87,6 +87,44 @@ async def test_nav_view_gets_only_the_counter(rita, escalate, close_db_after):
     await socket.disconnect()
 
 
+async def test_a_capped_inbox_gets_its_first_rows_and_a_refill_when_it_asks(
+    rita, escalate, settings, close_db_after
+):
+    settings.CONSOLE_INBOX_ROWS = 2
+    first, second, third = [
+        await asyncio.to_thread(in_own_thread(escalate), tool)
+        for tool in ("restart_service", "scale_deployment", "restart_service")
+    ]
+    socket, connected = await connect(rita, view="inbox&sort=newest")
+    assert connected
+    rows, counter = await frames(socket, 2)
+    assert re.findall(r'<tr id="esc-([0-9a-f-]+)"', rows) == [str(third.pk), str(second.pk)]
+    assert ">3</span>" in counter
+    await asyncio.to_thread(
+        in_own_thread(services.escalation_decide),
+        escalation=third,
+        actor=rita,
+        outcome="reject",
+        reason="no",
+    )
+    await frames(socket, 2)  # the row's removal and the counter
+    # Only a well-formed request is answered; the nav view never gets rows.
+    for noise in ("resync", '{"resync": 1}', '{"resync": "true"}', "[]", "x" * 100_000):
+        await socket.send_to(text_data=noise)
+    assert await socket.receive_nothing(timeout=0.5)
+    await socket.send_to(text_data='{"resync": true}')
+    rows, counter = await frames(socket, 2)
+    assert re.findall(r'<tr id="esc-([0-9a-f-]+)"', rows) == [str(second.pk), str(first.pk)]
+    assert ">2</span>" in counter
+    await socket.disconnect()
+    nav, connected = await connect(rita, view="nav")
+    assert connected
+    await frames(nav, 1)
+    await nav.send_to(text_data='{"resync": true}')
+    assert await nav.receive_nothing(timeout=0.5)
+    await nav.disconnect()
+
+
 async def test_anonymous_auditor_and_outsider_are_refused(audrey, charlie, close_db_after):
     for user in (None, audrey, charlie):
         socket, connected = await connect(user)

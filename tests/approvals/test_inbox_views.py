@@ -40,7 +40,7 @@ def test_inbox_lists_pending_items_with_everything_a_reviewer_needs(reviewer_cli
         "please restart payments",
         'class="countdown"',
         "Keyboard shortcuts",
-        'ws-connect="/ws/approvals/?view=inbox"',
+        'ws-connect="/ws/approvals/?view=inbox&amp;sort=expires"',
     ):
         assert fact in html, fact
 
@@ -351,3 +351,50 @@ def test_a_plain_bulk_reject_without_reason_or_outcome_is_refused_before_confirm
     assert "needs a reason" in messages or "Choose approve or reject" in messages
     escalation.refresh_from_db()
     assert escalation.status == EscalationStatus.PENDING
+
+
+def test_a_long_queue_shows_the_first_rows_in_its_order_and_says_how_many_more(
+    reviewer_client, escalate, settings
+):
+    settings.CONSOLE_INBOX_ROWS = 2
+    first, second, third = escalate(), escalate("scale_deployment"), escalate()
+    now = first.created_at
+    for escalation, minutes in ((first, 50), (second, 5), (third, 20)):
+        Escalation.objects.filter(pk=escalation.pk).update(
+            expires_at=now + timedelta(minutes=minutes)
+        )
+    html = reviewer_client.get("/approvals/").content.decode()
+    assert _row_ids(html) == [str(second.pk), str(third.pk)]
+    note = re.search(r'<p id="pending-more"[^>]*>(.*?)</p>', html, re.S)
+    assert note and 'data-cap="2"' in note.group(0) and " hidden" not in note.group(0)
+    assert re.sub(r"\s+", " ", re.sub("<[^>]+>", "", note.group(1))).strip() == (
+        "Showing the first 2 of 3 open escalations, in this order. "
+        "The next come in as these are decided."
+    )
+    newest = reviewer_client.get("/approvals/?sort=newest").content.decode()
+    assert _row_ids(newest) == [str(third.pk), str(second.pk)]
+    assert 'ws-connect="/ws/approvals/?view=inbox&amp;sort=newest"' in newest
+    assert '<input type="hidden" name="sort" value="newest">' in newest
+    # A bulk decision's rows come back capped, in the page's order: the hidden row comes in.
+    response = reviewer_client.post(
+        "/approvals/bulk/",
+        {"outcome": "approve", "ids": [third.pk], "sort": "newest"},
+        **HTMX,
+    )
+    assert _row_ids(response.content.decode()) == [str(second.pk), str(first.pk)]
+
+
+def test_a_queue_within_the_cap_hides_the_note_and_costs_no_count_query(
+    reviewer_client, escalate, settings
+):
+    settings.CONSOLE_INBOX_ROWS = 2
+    escalate()
+    escalate("scale_deployment")
+    with CaptureQueriesContext(connection) as within:
+        html = reviewer_client.get("/approvals/").content.decode()
+    assert re.search(r'<p id="pending-more"[^>]* hidden>', html)
+    escalate()
+    with CaptureQueriesContext(connection) as beyond:
+        html = reviewer_client.get("/approvals/").content.decode()
+    assert not re.search(r'<p id="pending-more"[^>]* hidden>', html)
+    assert len(beyond) == len(within) + 1  # the COUNT, only past the cap

@@ -425,6 +425,71 @@ def test_what_a_reviewer_was_doing_survives_a_vote_elsewhere_and_a_reconnect(rit
         agent.http.close()
 
 
+def test_a_long_queue_shows_its_first_rows_refills_as_they_go_and_keeps_a_ticked_one(
+    rita, alice, sre, monkeypatch
+):
+    """CONSOLE_INBOX_ROWS=3 on the server: the page shows the three soonest of five and says
+    so; a row decided elsewhere leaves and the next comes in; a sooner arrival pushes the
+    last row out, unless the reviewer has ticked it."""
+    monkeypatch.setenv("CONSOLE_INBOX_ROWS", "3")
+    ensure_approval_hook(sre)
+    with daphne_server() as base, sync_playwright() as playwright:
+        agent = Agent(base, sre.token)
+        ids = [agent.escalate("restart_service", {"service": f"s{n}"}) for n in range(5)]
+        for minutes, pk in enumerate(ids, start=20):
+            expire_in(pk, minutes * 60)  # 20 to 24 minutes; an arrival's 10 sorts first
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page.set_default_timeout(15_000)
+        log_in(page, base, "rita")
+        page.goto(f"{base}/approvals/")
+        expect(page.locator("#live-state")).to_have_text("live")
+        note = page.locator("#pending-more")
+        assert row_ids(page) == ids[:3]
+        expect(note).to_be_visible()
+        expect(note).to_contain_text("Showing the first 3 of 5 open escalations")
+
+        in_thread(
+            lambda: services.escalation_decide(
+                escalation=Escalation.objects.get(pk=ids[0]), actor=alice, outcome="approve"
+            )
+        )
+        expect(page.locator(f"#esc-{ids[3]}")).to_have_count(1)  # refilled by a re-sync
+        assert row_ids(page) == ids[1:4]
+        expect(note).to_contain_text("Showing the first 3 of 4 open escalations")
+
+        soonest = agent.escalate("restart_service", {"service": "soonest"})
+        expect(page.locator(f"#esc-{soonest}")).to_have_count(1)
+        expect(page.locator(f"#esc-{ids[3]}")).to_have_count(0)  # pushed past the cap
+        assert row_ids(page) == [soonest, ids[1], ids[2]]
+        expect(note).to_contain_text("Showing the first 3 of 5 open escalations")
+
+        page.locator(f"#esc-{ids[2]} input.pick").check()
+        later = agent.escalate("scale_deployment", {"service": "later"})
+        expect(page.locator(f"#esc-{later}")).to_have_count(1)
+        # The ticked row stays although it sorts last; the unticked one before it made room.
+        expect(page.locator(f"#esc-{ids[1]}")).to_have_count(0)
+        assert row_ids(page) == [soonest, later, ids[2]]
+        expect(page.locator(f"#esc-{ids[2]} input.pick")).to_be_checked()
+        expect(note).to_contain_text("Showing the first 3 of 6 open escalations")
+
+        # A row past the cap decided elsewhere: only the count changes, nothing errs.
+        in_thread(
+            lambda: services.escalation_decide(
+                escalation=Escalation.objects.get(pk=ids[4]), actor=alice, outcome="approve"
+            )
+        )
+        expect(note).to_contain_text("Showing the first 3 of 5 open escalations")
+        assert row_ids(page) == [soonest, later, ids[2]]
+        shot(page, "inbox-capped-1440.png")
+        assert errors == []
+        browser.close()
+        agent.http.close()
+
+
 def test_on_a_phone_the_first_card_shows_approve_and_reject_with_44px_targets(rita, sre):
     ensure_approval_hook(sre)
     with daphne_server() as base, sync_playwright() as playwright:
