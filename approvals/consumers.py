@@ -15,6 +15,7 @@ socket closes without waiting for the next escalation.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 from urllib.parse import parse_qs
@@ -27,6 +28,8 @@ from approvals.live import REVIEWERS_GROUP, remember_server_loop, user_group
 from approvals.selectors import PendingOrder, pending_order
 from approvals.socket_access import CLOSE_FORBIDDEN, AccessEnded, SocketAccess, socket_access
 
+RESYNC_INTERVAL_SECONDS = 1.0
+
 
 class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     access: SocketAccess | None = None
@@ -34,6 +37,8 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     view: str = "nav"
     order: str = PendingOrder.EXPIRES
     joined: list[str] | None = None
+    refill: asyncio.Task[None] | None = None
+    resynced_at: float = 0.0
 
     async def connect(self) -> None:
         remember_server_loop()
@@ -54,23 +59,37 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         user = self.access.user
         for frame in await database_sync_to_async(frames.resync)(user, self.view, self.order):
             await self.send(text_data=frame)
+        self.resynced_at = asyncio.get_running_loop().time()
 
     async def disconnect(self, code: int) -> None:
         groups, self.joined = self.joined or [], None
         for group in groups:
             await self.channel_layer.group_discard(group, self.channel_name)
+        if self.refill is not None and self.refill is not asyncio.current_task():
+            self.refill.cancel()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """A re-sync request from an inbox page; anything else is ignored (decisions go
-        through HTTP: CSRF, the same service as the API). Channels hands a socket's messages
-        over one at a time, so re-syncs never interleave."""
-        if self.view != "inbox" or not _asks_resync(text_data):
+        through HTTP: CSRF, the same service as the API). At most one re-sync per
+        RESYNC_INTERVAL_SECONDS per socket: a request inside it is served at its end, and
+        requests while one is waiting are answered by that one (a page flooding requests
+        costs one re-sync a second, not one per message)."""
+        if self.view != "inbox" or self.refill is not None or not _asks_resync(text_data):
             return
-        _, rendered = await self._recheck(
-            lambda access: frames.resync(access.user, self.view, self.order)
-        )
-        for frame in rendered or []:
-            await self.send(text_data=frame)
+        self.refill = asyncio.create_task(self._refill())
+
+    async def _refill(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.sleep(self.resynced_at + RESYNC_INTERVAL_SECONDS - loop.time())
+            _, rendered = await self._recheck(
+                lambda access: frames.resync(access.user, self.view, self.order)
+            )
+            for frame in rendered or []:
+                await self.send(text_data=frame)
+            self.resynced_at = loop.time()
+        finally:
+            self.refill = None
 
     async def _recheck(self, then: Any = None) -> tuple[SocketAccess | None, Any]:
         """The socket's access now and `then(access)` computed right after, in one database
