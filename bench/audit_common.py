@@ -73,11 +73,13 @@ def free_ports(count: int) -> list[int]:
             probe.close()
 
 
-def start_daphne(ports: list[int]) -> list[subprocess.Popen[bytes]]:
+def start_daphne(
+    ports: list[int], app: str = "console.asgi:application"
+) -> list[subprocess.Popen[bytes]]:
     daphne = str(Path(sys.executable).parent / "daphne")
     procs = [
         subprocess.Popen(
-            [daphne, "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+            [daphne, "-b", "127.0.0.1", "-p", str(port), app],
             cwd=ROOT,
             env=server_env(),
             stdout=subprocess.DEVNULL,

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from console.asgi_handler import ConsoleAsgiHandler  # noqa: E402
+
+django_asgi_app = ConsoleAsgiHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
