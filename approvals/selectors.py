@@ -189,10 +189,6 @@ class InboxPage:
     rows: list[Escalation]
     total: int
 
-    @property
-    def more(self) -> int:
-        return max(self.total - len(self.rows), 0)
-
 
 def inbox_page(user: Any, *, order: str = PendingOrder.EXPIRES) -> InboxPage:
     """One query while fewer than the cap are open, two beyond."""
