@@ -246,15 +246,18 @@ def _row_ids(html: str) -> list[str]:
     return re.findall(r'<tr id="esc-([0-9a-f-]+)"', html)
 
 
+def _expire_minutes_after(start, expiries) -> None:
+    for escalation, minutes in expiries:
+        Escalation.objects.filter(pk=escalation.pk).update(
+            expires_at=start + timedelta(minutes=minutes)
+        )
+
+
 def test_the_queue_lists_the_soonest_expiry_first_unless_asked_for_newest(
     reviewer_client, escalate
 ):
     later, sooner, middle = escalate(), escalate("scale_deployment"), escalate()
-    now = later.created_at
-    for escalation, minutes in ((later, 50), (sooner, 5), (middle, 20)):
-        Escalation.objects.filter(pk=escalation.pk).update(
-            expires_at=now + timedelta(minutes=minutes)
-        )
+    _expire_minutes_after(later.created_at, ((later, 50), (sooner, 5), (middle, 20)))
     html = reviewer_client.get("/approvals/").content.decode()
     assert _row_ids(html) == [str(sooner.pk), str(middle.pk), str(later.pk)]
     assert 'data-sort="expires"' in html and 'href="?sort=expires" aria-current="true"' in html
@@ -358,11 +361,7 @@ def test_a_long_queue_shows_the_first_rows_in_its_order_and_says_how_many_more(
 ):
     settings.CONSOLE_INBOX_ROWS = 2
     first, second, third = escalate(), escalate("scale_deployment"), escalate()
-    now = first.created_at
-    for escalation, minutes in ((first, 50), (second, 5), (third, 20)):
-        Escalation.objects.filter(pk=escalation.pk).update(
-            expires_at=now + timedelta(minutes=minutes)
-        )
+    _expire_minutes_after(first.created_at, ((first, 50), (second, 5), (third, 20)))
     html = reviewer_client.get("/approvals/").content.decode()
     assert _row_ids(html) == [str(second.pk), str(third.pk)]
     note = re.search(r'<p id="pending-more"[^>]*>(.*?)</p>', html, re.S)
