@@ -517,8 +517,8 @@
     restoreState();
     dedupe();
     sortRows();
+    arrivals();  // every arrival may notify, one the cap trims from the page too
     capRows();
-    arrivals();
     reattach();
     tick();
     updateSelection();

@@ -430,7 +430,8 @@ def test_a_long_queue_shows_its_first_rows_refills_as_they_go_and_keeps_a_ticked
 ):
     """CONSOLE_INBOX_ROWS=3 on the server: the page shows the three soonest of five and says
     so; a row decided elsewhere leaves and the next comes in; a sooner arrival pushes the
-    last row out, unless the reviewer has ticked it."""
+    last row out, unless the reviewer has ticked it; an arrival the cap keeps off the page
+    still raises its notification."""
     monkeypatch.setenv("CONSOLE_INBOX_ROWS", "3")
     ensure_approval_hook(sre)
     with daphne_server() as base, sync_playwright() as playwright:
@@ -439,7 +440,11 @@ def test_a_long_queue_shows_its_first_rows_refills_as_they_go_and_keeps_a_ticked
         for minutes, pk in enumerate(ids, start=20):
             expire_in(pk, minutes * 60)  # 20 to 24 minutes; an arrival's 10 sorts first
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        context = browser.new_context(
+            permissions=["notifications"], viewport={"width": 1440, "height": 900}
+        )
+        context.add_init_script(RECORD_NOTIFICATIONS)
+        page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
@@ -447,6 +452,7 @@ def test_a_long_queue_shows_its_first_rows_refills_as_they_go_and_keeps_a_ticked
         log_in(page, base, "rita")
         page.goto(f"{base}/approvals/")
         expect(page.locator("#live-state")).to_have_text("live")
+        page.locator("#notify-toggle").click()
         note = page.locator("#pending-more")
         assert row_ids(page) == ids[:3]
         expect(note).to_be_visible()
@@ -476,13 +482,22 @@ def test_a_long_queue_shows_its_first_rows_refills_as_they_go_and_keeps_a_ticked
         expect(page.locator(f"#esc-{ids[2]} input.pick")).to_be_checked()
         expect(note).to_contain_text("Showing the first 3 of 6 open escalations")
 
+        # It sorts after `later` (same 10 minutes, made after it): past the cap, off the page,
+        # and still announced.
+        last = agent.escalate("restart_service", {"service": "last"})
+        expect(note).to_contain_text("Showing the first 3 of 7 open escalations")
+        assert row_ids(page) == [soonest, later, ids[2]]
+        page.wait_for_function("window.__notifications.length === 3")
+        tags = [n["tag"] for n in page.evaluate("window.__notifications")]
+        assert tags == [f"escalation-{pk}" for pk in (soonest, later, last)]
+
         # A row past the cap decided elsewhere: only the count changes, nothing errs.
         in_thread(
             lambda: services.escalation_decide(
                 escalation=Escalation.objects.get(pk=ids[4]), actor=alice, outcome="approve"
             )
         )
-        expect(note).to_contain_text("Showing the first 3 of 5 open escalations")
+        expect(note).to_contain_text("Showing the first 3 of 6 open escalations")
         assert row_ids(page) == [soonest, later, ids[2]]
         shot(page, "inbox-capped-1440.png")
         assert errors == []
