@@ -297,7 +297,9 @@ def test_timeout_bounds_the_whole_exchange(
     result = run_prompt_hook(
         prompt_hook(timeout=1, failMode="block"), stop_context(transcript), llm=judge
     )
-    assert time.monotonic() - started < 2
+    # A guard against a hang, with room for a loaded machine (3.6 s seen in CI): the answer
+    # itself shows the bound, an exchange timed per request would end "ok" after 1.2 s.
+    assert time.monotonic() - started < 10
     assert result.decision == "block"
     assert result.error == "the judge did not answer within 1 s"
 

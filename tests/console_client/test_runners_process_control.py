@@ -47,7 +47,7 @@ def processes_running(marker: str) -> list[int]:
     return found
 
 
-def wait_until_gone(marker: str, within: float = 3.0) -> list[int]:
+def wait_until_gone(marker: str, within: float = 10.0) -> list[int]:
     deadline = time.monotonic() + within
     while (left := processes_running(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -60,7 +60,7 @@ def test_timeout_kills_the_whole_process_group(mode: str) -> None:
     source = f"(sleep {marker} &); sleep {marker} & sleep {marker}"
     started = time.monotonic()
     result = run_command_hook({"type": "command", "command": source, "timeout": 1}, CONTEXT)
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 15  # the sleeps run 400-900 s
     assert result.error is not None and "timed out" in result.error
     assert wait_until_gone(marker) == []
 
@@ -70,7 +70,7 @@ def test_background_children_do_not_outlive_a_finished_hook(mode: str) -> None:
     source = f"sleep {marker} >/dev/null 2>&1 & sleep {marker} & exit 0"
     started = time.monotonic()
     result = run_command_hook({"type": "command", "command": source, "timeout": 20}, CONTEXT)
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 15  # the sleeps run 400-900 s
     assert (result.decision, result.error) == ("allow", None)
     assert wait_until_gone(marker) == []
 
