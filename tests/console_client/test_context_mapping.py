@@ -39,14 +39,14 @@ def test_matcher(matcher, tool, expected):
 
 @pytest.mark.parametrize(
     ("matcher", "tool"),
-    [("(a+)+", "a" * 26 + "b"), ("(a|aa)+", "a" * 40 + "b"), ("(\\w+\\d*)+", "w" * 26 + "!")],
+    [("(a+)+", "a" * 30 + "b"), ("(a|aa)+", "a" * 45 + "b"), ("(\\w+\\d*)+", "w" * 30 + "!")],
 )
 def test_a_catastrophic_matcher_is_evaluated_in_linear_time(matcher, tool):
     # Python's backtracking `re` takes seconds to hours on these (holding the interpreter
     # lock, so nothing else in the agent runs meanwhile).
     started = time.monotonic()
     assert matcher_matches(matcher, tool) is False
-    assert time.monotonic() - started < 1.0  # backtracking takes several seconds at least
+    assert time.monotonic() - started < 3.0  # backtracking takes a minute or more here
 
 
 @pytest.mark.parametrize(

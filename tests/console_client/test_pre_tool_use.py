@@ -223,7 +223,7 @@ async def test_evaluate_only_never_blocks_and_never_asks_reviewers(governed, rev
 async def test_a_catastrophic_matcher_does_not_freeze_the_agent(governed):
     """An admin's `(a+)+` against a tool name the model chose: with a backtracking engine
     this evaluation holds the interpreter lock for seconds at every tool call."""
-    name = "a" * 26 + "b"
+    name = "a" * 30 + "b"  # Python's `re`: about a minute
     hook = {"type": "command", "matcher": "(a+)+", "command": "echo matched >&2; exit 2"}
     hooks = governed({"PreToolUse": [hook]}).hooks()
     ran: list[str] = []
@@ -252,7 +252,7 @@ async def test_a_catastrophic_matcher_does_not_freeze_the_agent(governed):
         ticker.cancel()
     await hooks.aclose()
     assert ran == [name]  # the matcher does not match: the tool ran
-    assert widest < 1.0
+    assert widest < 3.0  # room for a loaded machine; the backtracking stall is far longer
 
 
 # AGENT-HOOKS §13.1 outcome of a host error at the tool seam, by posture.

@@ -144,7 +144,7 @@ def test_transcript_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> Non
     os.mkfifo(fifo)
     started = time.monotonic()
     result = run("#!/bin/bash\nexit 0\n", transcript_path=str(fifo))
-    assert time.monotonic() - started < 5  # opening the FIFO did not hang
+    assert time.monotonic() - started < 15  # opening the FIFO did not hang
     assert result.decision == "block"
     assert result.error is not None and "not a regular file" in result.error
 

@@ -140,7 +140,7 @@ def test_process_limit_contains_a_fork_bomb() -> None:
         "SECONDS=0; while (( SECONDS < 30 )); do :; done\n"
     )
     result = probe(script, timeout=3)
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 15  # the shell alone would run 30 s
     assert result.error is not None and "timed out" in result.error
     assert result.decision == "block"  # failMode block
     assert "Resource temporarily unavailable" in result.stderr  # the process cap was hit
@@ -218,7 +218,7 @@ def test_cpu_limit_kills_a_busy_loop() -> None:
     result = probe(
         "#!/bin/bash\nwhile :; do :; done\n", timeout=20, config=SandboxConfig(cpu_seconds=1)
     )
-    assert time.monotonic() - started < 6  # long before the 20 s wall clock
+    assert time.monotonic() - started < 12  # long before the 20 s wall clock
     assert result.error is not None and "SIGXCPU" in result.error
     assert result.decision == "block"
 
