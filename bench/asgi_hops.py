@@ -13,16 +13,10 @@ a new session each time). Prints p50/p95 per server and the ratio console/stock.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
-from audit_common import bench_agent, free_ports, setup_django, start_daphne, stop
+from audit_common import bench_agent, free_ports, median_p95, setup_django, start_daphne, stop
 from ingest import make_bodies
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    samples = sorted(samples)
-    return statistics.median(samples), samples[min(len(samples) - 1, round(0.95 * len(samples)))]
 
 
 def main() -> None:
@@ -64,7 +58,7 @@ def main() -> None:
                     samples[name].append((time.perf_counter() - began) * 1000)
                     if response.status_code != status:
                         raise SystemExit(f"{name} {label}: HTTP {response.status_code}")
-            (o50, o95), (s50, s95) = percentiles(samples["console"]), percentiles(samples["stock"])
+            (o50, o95), (s50, s95) = median_p95(samples["console"]), median_p95(samples["stock"])
             print(f"{label:<26} console p50 {o50:6.2f} p95 {o95:6.2f} ms | "
                   f"stock p50 {s50:6.2f} p95 {s95:6.2f} ms | "
                   f"console/stock p50 {o50 / s50:.2f}× p95 {o95 / s95:.2f}×")  # fmt: skip

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -140,3 +142,20 @@ def bench_auditor() -> str:
 
 def psycopg_conninfo() -> str:
     return BENCH_DATABASE_URL
+
+
+def median_p95(samples_ms: list[float]) -> tuple[float, float]:
+    """(p50, p95) of a list of timings."""
+    samples = sorted(samples_ms)
+    return statistics.median(samples), samples[max(0, round(0.95 * len(samples)) - 1)]
+
+
+def timed(call: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(p50, p95) in ms of `repeat` calls, after one untimed call (caches, connection)."""
+    call()
+    samples = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - began) * 1000)
+    return median_p95(samples)

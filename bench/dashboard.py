@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -36,7 +35,7 @@ os.environ.setdefault("BENCH_REDIS_URL", "redis://127.0.0.1:6379/7")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from audit_common import bench_agent, setup_django  # noqa: E402
+from audit_common import bench_agent, setup_django, timed  # noqa: E402
 
 
 def grow(target: int, prefix: str, rebuild: bool = True) -> None:
@@ -66,17 +65,6 @@ def grow(target: int, prefix: str, rebuild: bool = True) -> None:
         )
         base, problems = cursor.fetchone() or (0, 0)
     print(f"rollup rows: {base:,} (counts), {problems:,} (problem details)")
-
-
-def timed(call: Callable[[], object], repeat: int) -> tuple[float, float]:
-    call()  # warm caches and the connection
-    samples = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - began) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[max(0, round(0.95 * len(samples)) - 1)]
 
 
 def main() -> None:

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
-from collections.abc import Callable
 from datetime import timedelta
 
 os.environ.setdefault(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/console_inbox_bench"
 )
 
-from audit_common import setup_django  # noqa: E402
+from audit_common import setup_django, timed  # noqa: E402
 
 TRANSCRIPT = "\n".join(
     f"{'user' if n % 2 else 'assistant'}: step {n}: checking the deployment of payments-api "
@@ -68,18 +65,6 @@ def seed(pending: int) -> object:
     return reviewer
 
 
-def timed(call: Callable[[], object], repeat: int) -> tuple[float, float, object]:
-    call()  # warm: templates compiled, connection open
-    samples, result = [], None
-    for _ in range(repeat):
-        began = time.perf_counter()
-        result = call()
-        samples.append((time.perf_counter() - began) * 1000)
-    samples.sort()
-    p95 = samples[min(len(samples) - 1, round(0.95 * (len(samples) - 1)))]
-    return statistics.median(samples), p95, result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pending", type=int, default=300)
@@ -99,9 +84,9 @@ def main() -> None:
     results = {}
     for label, rows in (("uncapped (before)", args.pending), (f"capped at {cap}", cap)):
         settings.CONSOLE_INBOX_ROWS = rows
-        r50, r95, parts = timed(lambda: frames.resync(reviewer, "inbox"), args.repeat)
-        size = sum(len(part.encode()) for part in parts)
-        p50, p95, _ = timed(lambda: client.get("/approvals/"), args.repeat)
+        r50, r95 = timed(lambda: frames.resync(reviewer, "inbox"), args.repeat)
+        size = sum(len(part.encode()) for part in frames.resync(reviewer, "inbox"))
+        p50, p95 = timed(lambda: client.get("/approvals/"), args.repeat)
         results[label] = (r95, p95)
         print(
             f"{label:<20} re-sync p50 {r50:7.1f} ms  p95 {r95:7.1f} ms  {size / 1024:8.1f} KiB"
