@@ -63,3 +63,46 @@ def test_a_decision_pushed_from_another_thread_wakes_the_long_poll_at_once(serve
     message, waited = waiting.result(RECEIVE_TIMEOUT + 2)
     assert message == {"type": "escalation.decided", "id": str(escalation_id)}
     assert waited < 2.0
+
+
+class _HeldLayer:
+    """A channel layer whose sends wait at a gate (Redis slow to answer)."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        await self.gate.wait()
+        self.sent.append((group, message))
+
+
+def test_a_request_answers_without_waiting_for_its_push_which_still_goes_out(
+    server_loop, monkeypatch
+):
+    """A sync view's commit hook hands the sends to the serving loop: the response does not
+    wait for Redis, and the wake-ups still go out, the agent's first."""
+    from asgiref.sync import sync_to_async
+
+    layer = _HeldLayer()
+    monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
+    escalation_id = uuid.uuid4()
+
+    def view() -> list[tuple[str, dict[str, Any]]]:  # a decision's on_commit, in the request
+        live.escalation_changed(escalation_id, "decided")
+        return list(layer.sent)
+
+    async def request() -> list[tuple[str, dict[str, Any]]]:
+        return await sync_to_async(view)()
+
+    sent_when_answered = asyncio.run_coroutine_threadsafe(request(), server_loop).result(5)
+    assert sent_when_answered == []
+
+    server_loop.call_soon_threadsafe(layer.gate.set)
+    deadline = time.monotonic() + 5
+    while len(layer.sent) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [group for group, _ in layer.sent] == [
+        live.escalation_group(escalation_id),
+        live.REVIEWERS_GROUP,
+    ]
