@@ -1,15 +1,20 @@
 """console.asgi_handler: a request to a sync view crosses from the event loop to the sync
 thread once (Django's own handler: about twenty times), async views keep Django's async
-chain, and both chains run the same middleware."""
+chain, both chains run the same middleware, and a request's thread is lent from a pool."""
 
 from __future__ import annotations
+
+import asyncio
+import threading
+import time
 
 import httpx
 import pytest
 from asgiref import sync
 from django.core.handlers.asgi import ASGIHandler
+from django.core.signals import request_finished, request_started
 
-from console.asgi_handler import ConsoleAsgiHandler, view_is_async
+from console.asgi_handler import ConsoleAsgiHandler, RequestThreads, view_is_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -79,3 +84,70 @@ def test_only_the_async_views_take_the_async_chain():
     assert view_is_async("/api/v1/hooks/claude-code")
     for path in ("/healthz", "/api/v1/records", "/approvals/", "/api/v1/escalations", "/nope/"):
         assert not view_is_async(path), path
+
+
+@pytest.mark.asyncio
+async def test_each_request_runs_on_one_thread_and_the_next_reuses_it():
+    """The request signals' receivers and the sync chain of one request share a thread,
+    and requests one after another are served by the same (pooled) thread, not a new one
+    each (Django's own handler starts one per request)."""
+    handler = ConsoleAsgiHandler()
+    seen: list[list[threading.Thread]] = []
+
+    def signal(sender, **kwargs):
+        seen[-1].append(threading.current_thread())
+
+    chain = handler.sync_handler.get_response
+
+    def get_response(request):
+        seen[-1].append(threading.current_thread())
+        return chain(request)
+
+    handler.sync_handler.get_response = get_response
+    request_started.connect(signal)
+    request_finished.connect(signal)
+    try:
+        for _ in range(3):
+            seen.append([])
+            assert (await get(handler, "/healthz")).status_code == 200
+            await asyncio.sleep(0.05)  # the thread goes back to the pool once idle
+    finally:
+        request_started.disconnect(signal)
+        request_finished.disconnect(signal)
+    threads = [thread for request in seen for thread in request]
+    assert [len(request) for request in seen] == [3, 3, 3]
+    assert all(thread is threads[0] for thread in threads)
+    assert threads[0] is not threading.main_thread()
+
+
+def _until(condition, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def test_a_thread_still_busy_is_not_lent_until_it_is_idle():
+    """A request abandoned by its client may leave its view running on the thread: the
+    thread rejoins the pool only after that, so no request queues behind another."""
+    threads = RequestThreads(keep=2)
+    busy = threads.borrow()
+    release = threading.Event()
+    busy.submit(release.wait, 10)
+    threads.give_back(busy)
+    other = threads.borrow()
+    assert other is not busy and threads.idle == []
+    release.set()
+    assert _until(lambda: threads.idle == [busy])
+    assert threads.borrow() is busy
+    threads.give_back(other)
+
+
+def test_idle_threads_beyond_the_pool_size_end():
+    threads = RequestThreads(keep=1)
+    first, second = threads.borrow(), threads.borrow()
+    threads.give_back(first)
+    threads.give_back(second)
+    assert _until(lambda: threads.idle == [first])
+    with pytest.raises(RuntimeError):
+        second.submit(print)
