@@ -10,6 +10,10 @@ sample is the sum of one of each. Targets (issue 14): p95 ≤ 100 ms on each pat
 (BENCH_DATABASE_URL, default `console_approvals_bench`) and Redis (BENCH_REDIS_URL, default
 DB 5, channel prefix `bench`); the servers run with production settings (DEBUG=0).
 
+`--reviewers N` keeps N reviewer inbox sockets open on the first process (default 1): each
+escalation's frame is timed at the first and at the last of them, which shows what every
+further reviewer online costs (each socket re-checks its access and renders its own frames).
+
 `--processes 2` starts two daphne processes on two ports (same database, same Redis). The
 reviewer's socket and the decision stay on the first; escalations alternate: even ones are
 created (and long-polled) on the first process, odd ones on the second, so each push of an
@@ -249,7 +253,7 @@ async def baseline(port: int, samples: int) -> tuple[list[float], list[float]]:
 
 
 async def measure(
-    ports: list[int], count: int, tokens: tuple[str, str, str]
+    ports: list[int], count: int, tokens: tuple[str, str, str], reviewers: int = 1
 ) -> dict[str, list[float]]:
     """Per escalation n: created and long-polled on ports[n % len(ports)]; the reviewer's
     socket and decision on ports[0]. Keys: created, decided, … (all), and the same with
@@ -258,8 +262,12 @@ async def measure(
 
     agent_token, reviewer_token, cookie = tokens
     bases = [f"http://127.0.0.1:{port}" for port in ports]
-    socket_ = await Socket.connect(ports[0], "/ws/approvals/?view=inbox", cookie)
-    await socket_.frame_containing('id="pending-rows"')  # the re-sync on connect
+    sockets = [
+        await Socket.connect(ports[0], "/ws/approvals/?view=inbox", cookie)
+        for _ in range(reviewers)
+    ]
+    for socket_ in sockets:
+        await socket_.frame_containing('id="pending-rows"')  # the re-sync on connect
     agent_headers = {"Authorization": f"Bearer {agent_token}"}
     agents = [httpx.AsyncClient(base_url=base, headers=agent_headers) for base in bases]
     pollers = [httpx.AsyncClient(base_url=base, headers=agent_headers) for base in bases]
@@ -276,7 +284,8 @@ async def measure(
         for n in range(count):
             route = n % len(ports)
             agent, poller = agents[route], pollers[route]
-            socket_.drain()
+            for socket_ in sockets:
+                socket_.drain()
             start = time.perf_counter()
             response = await agent.post(
                 "/api/v1/escalations", json={"request": approval_request(n)}
@@ -284,8 +293,11 @@ async def measure(
             response.raise_for_status()
             note("create_post", route, (time.perf_counter() - start) * 1000)
             escalation = response.json()["id"]
-            arrived = await socket_.frame_containing(f'id="esc-{escalation}"')
-            note("created", route, (arrived - start) * 1000)
+            arrivals = await asyncio.gather(
+                *(socket_.frame_containing(f'id="esc-{escalation}"') for socket_ in sockets)
+            )
+            note("created", route, (arrivals[0] - start) * 1000)
+            note("created_last", route, (max(arrivals) - start) * 1000)
 
             waiting = asyncio.create_task(
                 poller.get(f"/api/v1/escalations/{escalation}", params={"wait": 30}, timeout=40)
@@ -302,7 +314,8 @@ async def measure(
             if answer.json()["status"] != "approved":
                 raise SystemExit(f"long-poll answered {answer.text}")
     finally:
-        await socket_.close()
+        for socket_ in sockets:
+            await socket_.close()
         for client in (*agents, *pollers, reviewer):
             await client.aclose()
     return results
@@ -312,7 +325,11 @@ TARGETS = (("created", "escalation → row frame", 4), ("decided", "decision →
 
 
 def report(
-    results: dict[str, list[float]], pubsub: list[float], http: list[float], processes: int
+    results: dict[str, list[float]],
+    pubsub: list[float],
+    http: list[float],
+    processes: int,
+    reviewers: int = 1,
 ) -> None:
     base = [a + b for a, b in zip(pubsub, http, strict=True)]
     rows = [
@@ -320,6 +337,11 @@ def report(
         ("baseline: HTTP GET /healthz", http),
         ("baseline: sum (per sample)", base),
         ("escalation POST → row frame at reviewer", results["created"]),
+        *(
+            [(f"  (… at the last of {reviewers} reviewers)", results["created_last"])]
+            if reviewers > 1
+            else []
+        ),
         ("decision POST → long-poll return", results["decided"]),
         ("  (escalation POST response alone)", results["create_post"]),
         ("  (decision POST response alone)", results["decide_post"]),
@@ -350,6 +372,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--escalations", type=int, default=200)
     parser.add_argument("--processes", type=int, default=1, choices=(1, 2))
+    parser.add_argument("--reviewers", type=int, default=1, help="reviewer sockets open")
     args = parser.parse_args()
     setup_django()
     tokens = fixtures()
@@ -359,7 +382,7 @@ def main() -> None:
     try:
         pubsub, http = asyncio.run(baseline(ports[0], args.escalations))
         cpu_before = cpu_seconds(pids)
-        results = asyncio.run(measure(ports, args.escalations, tokens))
+        results = asyncio.run(measure(ports, args.escalations, tokens, args.reviewers))
         cpu = (cpu_seconds(pids) - cpu_before) * 1000 / args.escalations
     finally:
         for server in servers:
@@ -371,9 +394,12 @@ def main() -> None:
                 server.kill()
                 server.wait(timeout=10)
     load = os.getloadavg()
-    print(f"{args.processes} daphne process(es); load average {load[0]:.2f} {load[1]:.2f}")
+    print(
+        f"{args.processes} daphne process(es), {args.reviewers} reviewer socket(s); "
+        f"load average {load[0]:.2f} {load[1]:.2f}"
+    )
     print(f"server CPU per escalation (create, frame, long-poll, decision): {cpu:.1f} ms")
-    report(results, pubsub, http, args.processes)
+    report(results, pubsub, http, args.processes, args.reviewers)
 
 
 if __name__ == "__main__":
