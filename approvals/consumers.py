@@ -116,7 +116,9 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     async def escalation_changed(self, event: dict[str, Any]) -> None:
         def render(access: SocketAccess) -> list[str]:
-            return frames.change(access.user, self.view, event["id"], event["kind"])
+            return frames.change(
+                access.user, access.reach, self.view, event["id"], event["kind"], event.get("push")
+            )
 
         access, rendered = await self._recheck(render)
         if access is None:

@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
@@ -106,10 +106,12 @@ def push(*messages: tuple[str, dict[str, Any]]) -> None:
 
 
 def escalation_changed(escalation_id: UUID | str, kind: str) -> None:
-    """kind: created | updated (a non-final vote) | decided (approved, rejected, expired, …)."""
+    """kind: created | updated (a non-final vote) | decided (approved, rejected, expired, …).
+    `push` names this push: the sockets it reaches share what they read and render for it
+    (approvals.frames)."""
     changed = (
         REVIEWERS_GROUP,
-        {"type": "escalation.changed", "id": str(escalation_id), "kind": kind},
+        {"type": "escalation.changed", "id": str(escalation_id), "kind": kind, "push": uuid4().hex},
     )
     if kind != "decided":
         push(changed)

@@ -6,6 +6,7 @@ agents by ReviewerScope rows) and admins (all). Agents see only their own, by id
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -67,6 +68,11 @@ class ReviewerReach:
         if self.agent_ids is None:
             return True
         return other.agent_ids is not None and other.agent_ids <= self.agent_ids
+
+    def sees(self, agent_id: int) -> bool:
+        """Whether an escalation of this agent is one the reviewer may see and decide
+        (what `escalations_visible_to` selects for them)."""
+        return self.agent_ids is None or agent_id in self.agent_ids
 
 
 def reviewer_reach(user: Any, scoped: Iterable[int] | None = None) -> ReviewerReach | None:
@@ -243,6 +249,38 @@ def pending_counter(user: Any, *, now: datetime | None = None) -> PendingCounter
 
 def pending_row(user: Any, pk: UUID | str, *, now: datetime | None = None) -> Escalation | None:
     return pending_for(user, now=now).filter(pk=pk).first()
+
+
+@dataclass(frozen=True)
+class InboxRow:
+    """One escalation as every reviewer's inbox row shows it (vote count, hook name), and
+    each reviewer's vote: read once for all the reviewers a change is pushed to."""
+
+    escalation: Escalation
+    votes: dict[int, str]
+
+    def for_reviewer(self, user: Any, *, with_vote: bool = True) -> Escalation:
+        """The row as `user` sees it (`my_vote` as `_with_votes` sets it); a copy."""
+        row = copy.copy(self.escalation)
+        row.my_vote = self.votes.get(user.pk) if with_vote else None  # type: ignore[attr-defined]
+        return row
+
+
+def inbox_row(pk: UUID | str) -> InboxRow | None:
+    """Two queries, whoever will be shown the row (see ReviewerReach.sees)."""
+    escalation = (
+        Escalation.objects.select_related("agent")
+        .annotate(
+            approvals=Count("votes", filter=Q(votes__outcome=VoteOutcome.APPROVE)),
+            hook_name=hook_name_by_key("hook_key"),
+        )
+        .filter(pk=_uuid(pk))
+        .first()
+    )
+    if escalation is None:
+        return None
+    votes = EscalationVote.objects.filter(escalation_id=escalation.pk)
+    return InboxRow(escalation=escalation, votes=dict(votes.values_list("reviewer_id", "outcome")))
 
 
 @dataclass(frozen=True)
