@@ -5,7 +5,7 @@ repaired by the long-poll's slow re-check and by the consumer's re-sync on recon
 sending never raises into the caller: a decision that committed stays committed. For the
 same reason a request does not wait for its push: from a thread serving the event loop (a
 sync view) the sends are handed to that loop and the response goes out at once (a reviewer's
-decision answered 6–7 ms sooner at p50, docs/benchmarks.md).
+decision answered 7–17 ms sooner at p50, docs/benchmarks.md).
 """
 
 from __future__ import annotations

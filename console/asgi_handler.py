@@ -18,8 +18,8 @@ lent from a pool (`RequestThreads`) instead of being started for the request and
 after it: a thread's start and join cost about 0.5 ms a request, and what libraries keep per
 thread (Celery's producer, a Redis client's connection) was set up again on each request's
 new thread (scheduling a Celery task 2.6 ms on a fresh thread, 0.8 ms on a used one; see
-docs/benchmarks.md, "Request threads"). A thread goes back to the pool only once it is idle:
-a request abandoned by its client may leave its view still running there.
+docs/benchmarks.md, fifth pass of issue 14). A thread goes back to the pool only once it is
+idle: a request abandoned by its client may leave its view still running there.
 """
 
 from __future__ import annotations
