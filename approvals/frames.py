@@ -46,9 +46,6 @@ from approvals.selectors import (
     pending_counter,
 )
 
-ROW_TEMPLATE = "approvals/inbox.html#row"
-
-
 def counter(user: Any) -> str:
     return render_to_string(
         "approvals/frames.html#counter", {"counter": pending_counter(user), "oob": True}
@@ -110,7 +107,7 @@ def change(
     the counter. Nothing for an escalation outside their reach. `reach`: the reviewer's, as
     their access was just checked; `push`: the id of the push, shared by every socket it
     reaches."""
-    shared = _per_push(push, ("row", escalation_id), lambda: inbox_row(escalation_id))
+    shared = _per_push(push, "row", lambda: inbox_row(escalation_id))
     if shared is None or not reach.sees(shared.escalation.agent_id):
         return []
     parts: list[str] = []
@@ -128,7 +125,7 @@ def change(
         parts.append(
             _per_push(
                 push,
-                ("frame", escalation_id, template, row.my_vote),  # type: ignore[attr-defined]
+                ("frame", template, row.my_vote),  # type: ignore[attr-defined]
                 lambda: render_to_string(f"approvals/frames.html#{template}", context),
             )
         )
