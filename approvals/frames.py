@@ -46,6 +46,7 @@ from approvals.selectors import (
     pending_counter,
 )
 
+
 def counter(user: Any) -> str:
     return render_to_string(
         "approvals/frames.html#counter", {"counter": pending_counter(user), "oob": True}
