@@ -10,7 +10,7 @@ serve only the last-hour view and are pruned after MINUTE_ROWS_KEPT by retention
 Maintenance, each exact and in the transaction of the change it counts:
 
 - the sealer (`audit.chain.chain_seal`) adds the records it seals (`records_counted`; on
-  PostgreSQL in its read statement, `PG_COUNT_SEALED_CTES`):
+  PostgreSQL it folds the rows it reads for the seals by minute itself, `minutes_counted`):
   a record is sealed exactly once, so a replayed or concurrent duplicate, which ingest
   never stores, is never counted either; the sealer reads those records anyway, and it
   holds its agent's ChainHead lock, so two upserts never race for the same rollup
@@ -105,6 +105,10 @@ def detail_key(hook: str, reason: str, message: str) -> str:
     return hashlib.md5(joined, usedforsecurity=False).hexdigest()
 
 
+MinuteKey = tuple[dt.datetime, int, str, str]  # minute, agent, outcome, mode
+MinuteProblemKey = tuple[dt.datetime, int, str, str, str, str]  # … hook, reason, message
+
+
 def aggregate(
     rows: Iterable[Mapping[str, Any]], grains: Iterable[int] = GRAINS
 ) -> tuple[dict[Key, list[int]], dict[ProblemKey, list[Any]]]:
@@ -112,8 +116,8 @@ def aggregate(
     {key: [records, startups]} and {problem key: [records, hook, reason, message]}.
     Rows are folded once, by minute; the minute keys (far fewer) then roll up to each
     grain, so the per-record cost does not grow with the number of grains."""
-    minutes: dict[tuple[dt.datetime, int, str, str], list[int]] = {}
-    minute_problems: dict[tuple[dt.datetime, int, str, str, str, str], int] = {}
+    minutes: dict[MinuteKey, list[int]] = {}
+    minute_problems: dict[MinuteProblemKey, int] = {}
     startup_point = InterceptionPoint.AGENT_STARTUP.value
     for row in rows:
         stamp: dt.datetime = row["timestamp"]
@@ -137,6 +141,15 @@ def aggregate(
                 verdict_message(row),
             )
             minute_problems[key] = minute_problems.get(key, 0) + 1
+    return by_grain(minutes, minute_problems, grains)
+
+
+def by_grain(
+    minutes: Mapping[MinuteKey, list[int]],
+    minute_problems: Mapping[MinuteProblemKey, int],
+    grains: Iterable[int] = GRAINS,
+) -> tuple[dict[Key, list[int]], dict[ProblemKey, list[Any]]]:
+    """Counts folded by minute (UTC, aware), rolled up to each grain: `aggregate`'s keys."""
     base: dict[Key, list[int]] = {}
     problems: dict[ProblemKey, list[Any]] = {}
     details: dict[tuple[str, str, str], str] = {}
@@ -228,39 +241,12 @@ def records_counted(rows: Iterable[Mapping[str, Any]]) -> None:
     _apply(base, problems, 1)
 
 
-# The sealer's count on PostgreSQL: common table expressions to put in the sealer's read
-# statement (audit.chain), after a CTE `sealed` holding the records it seals (every column
-# of audit_interceptionrecord), so the records are read once for both. Records are folded
-# by minute, then each minute row rolls up to every grain; the expressions are the
-# rebuild's (below), so a rebuild finds the same rows. Each INSERT groups by its whole
-# unique key (one upsert per row) and runs in key order.
-_PG_GRAINS = ", ".join(f"({int(grain)}, '{grain.label}')" for grain in GRAINS)
-PG_COUNT_SEALED_CTES = (
-    "minutes AS (SELECT date_trunc('minute', timestamp, 'UTC') AS minute, "  # noqa: S608
-    "agent_id, outcome, mode, count(*) AS n, count(*) FILTER (WHERE interception_point = 'agent_startup') AS s "
-    "FROM sealed GROUP BY 1, 2, 3, 4), "
-    "problems AS (SELECT date_trunc('minute', timestamp, 'UTC') AS minute, agent_id, outcome, "
-    "decided_hook, reason, coalesce(raw->'verdict'->>'message', '') AS message, count(*) AS n "
-    "FROM sealed WHERE outcome IN ('denied', 'rejected', 'expired', 'host_error') "
-    "GROUP BY 1, 2, 3, 4, 5, 6), "
-    f"grains (grain, unit) AS (VALUES {_PG_GRAINS}), "
-    "counted AS (INSERT INTO audit_recordrollup "
-    "(grain, bucket, agent_id, outcome, mode, records, startups) "
-    "SELECT g.grain, date_trunc(g.unit, m.minute, 'UTC'), m.agent_id, m.outcome, m.mode, "
-    "sum(m.n), sum(m.s) FROM minutes m CROSS JOIN grains g GROUP BY 1, 2, 3, 4, 5 "
-    "ORDER BY 1, 2, 3, 4, 5 "
-    "ON CONFLICT (grain, bucket, agent_id, outcome, mode) DO UPDATE SET "
-    "records = audit_recordrollup.records + excluded.records, "
-    "startups = audit_recordrollup.startups + excluded.startups), "
-    "problems_counted AS (INSERT INTO audit_recordproblemrollup "
-    "(grain, bucket, agent_id, outcome, detail, decided_hook, reason, message, records) "
-    "SELECT g.grain, date_trunc(g.unit, p.minute, 'UTC'), p.agent_id, p.outcome, "
-    "md5(p.decided_hook || chr(31) || p.reason || chr(31) || p.message), "
-    "p.decided_hook, p.reason, p.message, sum(p.n) FROM problems p CROSS JOIN grains g "
-    "GROUP BY 1, 2, 3, 4, 6, 7, 8 ORDER BY 1, 2, 3, 4, 5 "
-    "ON CONFLICT (grain, bucket, agent_id, outcome, detail) DO UPDATE SET "
-    "records = audit_recordproblemrollup.records + excluded.records)"
-)
+def minutes_counted(
+    minutes: Mapping[MinuteKey, list[int]], minute_problems: Mapping[MinuteProblemKey, int]
+) -> None:
+    """`records_counted` for records the caller already folded by minute as `aggregate`
+    does (the PostgreSQL sealer, while it reads them for their seals)."""
+    _apply(*by_grain(minutes, minute_problems), 1)
 
 
 def _values(qs: Any) -> Any:

@@ -76,9 +76,8 @@ def test_the_fast_reader_hashes_what_the_reference_reader_hashes(client, sre):
     connection.ensure_connection()
     import psycopg
 
-    with transaction.atomic(), psycopg.Cursor(connection.connection) as cursor:
-        fast = chain._pg_seal_read(cursor, ids)
-        transaction.set_rollback(True)  # it counted them in the rollups too
+    with psycopg.Cursor(connection.connection) as cursor:
+        fast = chain._pg_documents(chain._pg_seal_rows(cursor, ids), chain._MinuteCounts())
     assert fast == reference
     assert b'"timestamp":"999-03-04T05:06:07.000089Z"' in fast[ids[0]]
 
@@ -163,3 +162,68 @@ def test_a_record_purged_before_its_seal_is_skipped_not_sealed(client, sre):
     assert chain.chain_seal(sre.agent.pk) == total
     assert not RecordSeal.objects.filter(record_id=victim.pk).exists()
     assert chain.chain_verify(sre.agent).ok
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_large_backlog_is_read_ahead_on_a_second_connection_and_sealed_as_one_read_would(
+    client, sre, monkeypatch
+):
+    """Outside any transaction of its caller (as in a worker) a backlog is read in chunks on
+    the read-ahead thread's own connection: the seals, their order and the rollups are those
+    of the single read, and the reader's connection is handed back afterwards."""
+    import threading
+
+    from audit import rollups
+    from audit.models import RecordProblemRollup, RecordRollup
+
+    monkeypatch.setattr(chain, "READ_AHEAD_CHUNK", 3)
+    monkeypatch.setattr(chain, "READ_AHEAD_MIN", 6)
+    for calls in (["ls", "rm"], ["audit", "deploy", "crash"], ["rm"]):
+        ingest(client, sre, calls)
+    pending = [
+        pk
+        for batch in RecordSealPending.objects.filter(agent=sre.agent).order_by("id")
+        for pk in batch.record_ids
+    ]
+    assert len(pending) > 3 * chain.READ_AHEAD_CHUNK
+    readers: list[int] = []
+    read = chain._read_ahead_rows
+
+    def spy(ids: list[int]) -> Any:
+        readers.append(threading.get_ident())
+        return read(ids)
+
+    monkeypatch.setattr(chain, "_read_ahead_rows", spy)
+    assert not connection.in_atomic_block
+    assert chain.chain_seal(sre.agent.pk) == len(pending)
+
+    assert len(readers) == -(-len(pending) // 3)  # every chunk, none on this thread
+    assert threading.get_ident() not in readers
+    seals = list(RecordSeal.objects.filter(agent=sre.agent).order_by("chain_seq"))
+    assert [s.record_id for s in seals] == pending
+    assert chain.chain_verify(sre.agent).ok
+    stored = {
+        (r.grain, r.bucket, r.agent_id, r.outcome, r.mode): [r.records, r.startups]
+        for r in RecordRollup.objects.all()
+    }
+    stored_problems = {
+        (r.grain, r.bucket, r.agent_id, r.outcome, r.detail): [
+            r.records,
+            r.decided_hook,
+            r.reason,
+            r.message,
+        ]
+        for r in RecordProblemRollup.objects.all()
+    }
+    expected, expected_problems = rollups.aggregate(
+        rollups._values(InterceptionRecord.objects.all())
+    )
+    assert (stored, stored_problems) == (expected, expected_problems)
+    assert expected_problems  # the sessions hold blocked records, counted by hook and reason
+    with connection.cursor() as cursor:  # the reader's session is not left in use
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND state <> 'idle'"
+        )
+        assert cursor.fetchone()[0] == 0
