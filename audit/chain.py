@@ -32,6 +32,8 @@ from typing import Any
 
 import orjson
 import psycopg
+import redis
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -48,6 +50,7 @@ from audit.models import (
     RecordSealPending,
 )
 from console import embedded
+from console.cachepool import shared_redis
 
 # Every stored column of a record: changing any of them breaks its hash. Deliberately a
 # literal, not derived from audit.record_fields: this list is part of the hash of every
@@ -109,11 +112,47 @@ def chain_digest(prev_hash: str, values: Mapping[str, Any]) -> str:
     return hashlib.sha256(prev_hash.encode("ascii") + record_canonical(values)).hexdigest()
 
 
+# How long a mark says "a seal task of this agent is queued" (`chain_schedule_seal`). Only
+# a task that never starts (lost by the broker, its worker gone before it ran) leaves one
+# behind, and that delays nothing beyond it: the beat seals every agent every 30 s anyway.
+SEAL_QUEUED_SECONDS = 10
+
+
+def _seal_queued_key(agent_id: int) -> str:
+    return f"console:{connection.settings_dict['NAME']}:seal-queued:{agent_id}"
+
+
 def chain_schedule_seal(agent_id: int) -> None:
-    """Queue sealing for one agent (runs inline where Celery is eager)."""
+    """Queue sealing for one agent after an ingest commit (inline where Celery is eager).
+
+    One task per agent is enough while one is queued: the task clears the agent's mark
+    (`seal_task_started`) before it reads the pending batches, so a batch committed before
+    that is sealed by it, and a batch committed after it sets the mark again and queues
+    the next task. Without the mark every ingest request published a task (a Celery
+    publish, about 3 ms of the request), and a worker that fell behind then ran one that
+    found nothing to seal per request it had missed. A Redis that cannot say queues the
+    task anyway."""
     from audit.tasks import records_seal_chain
 
+    if settings.REDIS_URL and not records_seal_chain.app.conf.task_always_eager:
+        try:
+            marked = shared_redis().set(
+                _seal_queued_key(agent_id), 1, nx=True, ex=SEAL_QUEUED_SECONDS
+            )
+        except redis.RedisError:
+            marked = True
+        if not marked:
+            return
     records_seal_chain.delay(agent_id)
+
+
+def seal_task_started(agent_id: int) -> None:
+    """The agent's seal task runs now: the next ingest commit queues another."""
+    if settings.REDIS_URL:
+        try:
+            shared_redis().delete(_seal_queued_key(agent_id))
+        except redis.RedisError:
+            pass  # the mark expires by itself
 
 
 def _lock_head(agent_id: int) -> ChainHead:

@@ -15,6 +15,7 @@ def records_seal_chain(agent_id: int | None = None) -> int:
     """Seal pending records of one agent (after an ingest commit) or of all (beat)."""
     if agent_id is None:
         return chain.chain_seal_all()
+    chain.seal_task_started(agent_id)
     return chain.chain_seal(agent_id)
 
 

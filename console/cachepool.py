@@ -1,4 +1,4 @@
-"""One Redis connection pool per process for Django's cache (the agent rate limiter).
+"""One Redis connection pool per process for Django's cache and the console's own keys.
 
 Django makes a cache object per thread and per async request context, and its Redis
 client builds a connection pool per object: on daphne every agent request opened a new
@@ -26,3 +26,11 @@ class SharedConnectionPool(redis.ConnectionPool):
             if pool is None:
                 pool = cls._shared[url] = super().from_url(url, **kwargs)
             return pool
+
+
+def shared_redis() -> redis.Redis:
+    """A client on the process's pool for REDIS_URL (the console's own keys: the seal
+    queue's marks); only where REDIS_URL is set."""
+    from django.conf import settings
+
+    return redis.Redis(connection_pool=SharedConnectionPool.from_url(settings.REDIS_URL))

@@ -75,3 +75,31 @@ def test_the_limiter_counts_over_one_redis_pool_for_every_request_context():
         thread.join()
     # received()'s own connection, not one per context.
     assert received() - before <= 2
+
+
+@pytest.mark.django_db
+def test_the_window_slides_the_last_periods_requests_fade_out_as_it_passes(
+    sre, tight_rate, monkeypatch
+):
+    """3/min: the previous minute's count weighs by the part of it still inside the last
+    60 s, so a burst at the end of one minute is not forgotten at the start of the next."""
+    import console.throttles as throttles
+
+    start = 1_000_020.0 - 1_000_020.0 % 60  # a window's start
+    now = [start + 50]
+    monkeypatch.setattr(throttles.time, "time", lambda: now[0])
+    client = Client()
+
+    def status() -> tuple[int, str | None]:
+        response = client.get("/api/v1/agent/hooks", **sre.headers())
+        return response.status_code, response.headers.get("Retry-After")
+
+    assert [status()[0] for _ in range(3)] == [200, 200, 200]
+    refused, retry = status()
+    assert refused == 429 and retry is not None and 10 < int(retry) <= 60
+    now[0] = start + 60 + 6  # 90 % of the last minute (4 requests) still inside: 3.6 > 3
+    assert status()[0] == 429
+    now[0] = start + 60 + 45  # 25 % inside: 1.0 + this one + the refused one above
+    assert [status()[0] for _ in range(2)] == [200, 429]
+    now[0] = start + 180  # two quiet minutes later: a fresh start
+    assert [status()[0] for _ in range(3)] == [200, 200, 200]
