@@ -78,7 +78,7 @@ def test_sealing_runs_after_the_ingest_commit(client, sre, django_capture_on_com
 
 
 def test_the_canonical_form_is_the_documented_stdlib_json(sealed):
-    from audit.chain import SEALED_FIELDS, _plain, record_canonical
+    from audit.chain_hash import SEALED_FIELDS, _plain, record_canonical
 
     values = InterceptionRecord.objects.filter(agent=sealed.agent).values(*SEALED_FIELDS)[0]
     values["reason"] = 'zażółć ✓ "quoted"'

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 
-from audit import chain
+from audit import chain, chain_pg
 from audit.models import ChainHead, InterceptionRecord, RecordSeal, RecordSealPending
 from tests.audit.record_wires import items, sdk_session
+from tests.audit.rollup_support import assert_rollups_match_records, stored_counts
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +78,7 @@ def test_the_fast_reader_hashes_what_the_reference_reader_hashes(client, sre):
     import psycopg
 
     with psycopg.Cursor(connection.connection) as cursor:
-        fast = chain._pg_documents(chain._pg_seal_rows(cursor, ids), chain._MinuteCounts())
+        fast = chain_pg._pg_documents(chain_pg._pg_seal_rows(cursor, ids), chain_pg._MinuteCounts())
     assert fast == reference
     assert b'"timestamp":"999-03-04T05:06:07.000089Z"' in fast[ids[0]]
 
@@ -108,7 +109,7 @@ def test_the_seal_read_uses_the_primary_key_even_without_statistics(client, sre)
 
     def plan() -> str:
         with connection.cursor() as cursor:
-            sql = chain._PG_SEAL_READ_SQL.replace("%s", "'" + chain._pg_id_array(ids) + "'")
+            sql = chain_pg._PG_SEAL_READ_SQL.replace("%s", "'" + chain_pg._pg_id_array(ids) + "'")
             cursor.execute("EXPLAIN " + sql)
             return "\n".join(row[0] for row in cursor.fetchall())
 
@@ -118,7 +119,7 @@ def test_the_seal_read_uses_the_primary_key_even_without_statistics(client, sre)
         )  # what statistics-less planning does
         transaction.set_rollback(True)
     with transaction.atomic():
-        chain._seal_transaction_settings()
+        chain_pg.seal_transaction_settings()
         sealing = plan()
         transaction.set_rollback(True)
     assert "Seq Scan on audit_interceptionrecord" not in sealing
@@ -174,11 +175,8 @@ def test_a_large_backlog_is_read_ahead_on_a_second_connection_and_sealed_as_one_
     of the single read, and the reader's connection is handed back afterwards."""
     import threading
 
-    from audit import rollups
-    from audit.models import RecordProblemRollup, RecordRollup
-
-    monkeypatch.setattr(chain, "READ_AHEAD_CHUNK", 3)
-    monkeypatch.setattr(chain, "READ_AHEAD_MIN", 6)
+    monkeypatch.setattr(chain_pg, "READ_AHEAD_CHUNK", 3)
+    monkeypatch.setattr(chain_pg, "READ_AHEAD_MIN", 6)
     for calls in (["ls", "rm"], ["audit", "deploy", "crash"], ["rm"]):
         ingest(client, sre, calls)
     pending = [
@@ -186,15 +184,15 @@ def test_a_large_backlog_is_read_ahead_on_a_second_connection_and_sealed_as_one_
         for batch in RecordSealPending.objects.filter(agent=sre.agent).order_by("id")
         for pk in batch.record_ids
     ]
-    assert len(pending) > 3 * chain.READ_AHEAD_CHUNK
+    assert len(pending) > 3 * chain_pg.READ_AHEAD_CHUNK
     readers: list[int] = []
-    read = chain._read_ahead_rows
+    read = chain_pg._read_ahead_rows
 
     def spy(ids: list[int]) -> Any:
         readers.append(threading.get_ident())
         return read(ids)
 
-    monkeypatch.setattr(chain, "_read_ahead_rows", spy)
+    monkeypatch.setattr(chain_pg, "_read_ahead_rows", spy)
     assert not connection.in_atomic_block
     assert chain.chain_seal(sre.agent.pk) == len(pending)
 
@@ -203,24 +201,8 @@ def test_a_large_backlog_is_read_ahead_on_a_second_connection_and_sealed_as_one_
     seals = list(RecordSeal.objects.filter(agent=sre.agent).order_by("chain_seq"))
     assert [s.record_id for s in seals] == pending
     assert chain.chain_verify(sre.agent).ok
-    stored = {
-        (r.grain, r.bucket, r.agent_id, r.outcome, r.mode): [r.records, r.startups]
-        for r in RecordRollup.objects.all()
-    }
-    stored_problems = {
-        (r.grain, r.bucket, r.agent_id, r.outcome, r.detail): [
-            r.records,
-            r.decided_hook,
-            r.reason,
-            r.message,
-        ]
-        for r in RecordProblemRollup.objects.all()
-    }
-    expected, expected_problems = rollups.aggregate(
-        rollups._values(InterceptionRecord.objects.all())
-    )
-    assert (stored, stored_problems) == (expected, expected_problems)
-    assert expected_problems  # the sessions hold blocked records, counted by hook and reason
+    assert_rollups_match_records()
+    assert stored_counts()[1]  # the sessions hold blocked records, counted by hook and reason
     with connection.cursor() as cursor:  # the reader's session is not left in use
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
