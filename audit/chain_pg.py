@@ -12,6 +12,7 @@ import datetime as dt
 import gc
 import itertools
 import json
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -214,6 +215,15 @@ class _ReadAhead:
     def release(cls) -> None:
         """Hand the reader's connection back (to the pool, or closed)."""
         cls.executor().submit(_close_connection).result()
+
+    @classmethod
+    def forget(cls) -> None:
+        """In a forked child: the parent's reader thread does not exist there."""
+        cls._executor = None
+        cls._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_ReadAhead.forget)
 
 
 @contextlib.contextmanager

@@ -209,3 +209,22 @@ def test_a_large_backlog_is_read_ahead_on_a_second_connection_and_sealed_as_one_
             "AND pid <> pg_backend_pid() AND state <> 'idle'"
         )
         assert cursor.fetchone()[0] == 0
+
+
+def test_a_forked_child_starts_its_own_read_ahead_thread():
+    """A worker process forked after its parent sealed must not wait on the parent's reader
+    thread, which does not exist in the child."""
+    import os
+
+    parent = chain_pg._ReadAhead.executor()
+    assert parent.submit(lambda: 1).result() == 1
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 only if its own reader answers
+        ok = False
+        try:
+            child = chain_pg._ReadAhead.executor()
+            ok = child is not parent and child.submit(lambda: 2).result(timeout=10) == 2
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
