@@ -211,6 +211,8 @@ def test_a_large_backlog_is_read_ahead_on_a_second_connection_and_sealed_as_one_
         assert cursor.fetchone()[0] == 0
 
 
+# Forking a process with threads is the case under test (a prefork worker's parent).
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_forked_child_starts_its_own_read_ahead_thread():
     """A worker process forked after its parent sealed must not wait on the parent's reader
     thread, which does not exist in the child."""
