@@ -41,7 +41,6 @@ from audit.models import (
 from console import embedded
 from console.cachepool import shared_redis
 
-__all__ = ["SEALED_FIELDS", "chain_digest", "record_canonical"]  # the definition, for callers
 PENDING_BATCHES_PER_TRANSACTION = 20
 VERIFY_CHUNK = 2000
 

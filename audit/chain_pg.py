@@ -277,7 +277,10 @@ def _seal_read_settings() -> None:
     partition and JIT-compiled it (11.4 s instead of 2.2–2.5 s per 40,000 records at 2.4M
     unanalyzed rows; docs/benchmarks.md). No sequential scan where an index serves, no JIT."""
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL jit = off; SET LOCAL enable_seqscan = off")
+        cursor.execute(_READ_SETTINGS)
+
+
+_READ_SETTINGS = "SET LOCAL jit = off; SET LOCAL enable_seqscan = off"
 
 
 def seal_transaction_settings() -> None:
@@ -289,9 +292,8 @@ def seal_transaction_settings() -> None:
     and the next seal computes the very same chain positions and hashes from the stored
     records. Any later synchronous commit (ingest, retention) flushes the WAL past it
     first, so nothing durable can build on a lost seal."""
-    _seal_read_settings()
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL synchronous_commit = off")
+        cursor.execute(f"{_READ_SETTINGS}; SET LOCAL synchronous_commit = off")
 
 
 def read_ahead_release() -> None:
