@@ -15,12 +15,13 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+from uuid import UUID
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connection
-from django.db.models import Exists
+from django.db.models import Exists, IntegerField, QuerySet, UUIDField
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from rest_framework.exceptions import AuthenticationFailed
@@ -33,6 +34,7 @@ from approvals.wire import status_answer
 from console.actors import AgentPrincipal, is_agent
 from console.auth import BearerTokenAuthentication
 from console.errors import Forbidden, InvalidInput, MethodNotAllowed, NotAuthenticated, NotFound
+from console.prepared import PreparedQuery
 
 logger = logging.getLogger(__name__)
 
@@ -81,14 +83,35 @@ def _wait_seconds(raw: str | None) -> float:
     return min(wait, float(settings.CONSOLE_LONGPOLL_MAX_SECONDS))
 
 
+def _with_token(pk: UUID, token_pk: int) -> QuerySet[Escalation]:
+    live = AgentToken.objects.filter(pk=token_pk, revoked_at__isnull=True)
+    rows = Escalation.objects.select_related("agent").annotate(token_active=Exists(live))
+    return rows.filter(pk=pk)[:1]
+
+
+_row = PreparedQuery(
+    Escalation,
+    lambda pk: Escalation.objects.select_related("agent").filter(pk=pk)[:1],
+    pk=UUIDField(),
+)
+_row_and_token = PreparedQuery(
+    Escalation,
+    _with_token,
+    pk=UUIDField(),
+    token_pk=IntegerField(),
+)
+
+
 def _reread(escalation: Escalation, token_pk: int | None = None) -> Escalation:
     """The row as it stands; with `token_pk`, in the same query, whether that agent token is
     still unrevoked (`token_active` on the row): one round trip after a wake-up."""
-    rows = Escalation.objects.select_related("agent")
-    if token_pk is not None:
-        live = AgentToken.objects.filter(pk=token_pk, revoked_at__isnull=True)
-        rows = rows.annotate(token_active=Exists(live))
-    return rows.get(pk=escalation.pk)
+    if token_pk is None:
+        row = _row.first(pk=escalation.pk)
+    else:
+        row = _row_and_token.first(pk=escalation.pk, token_pk=token_pk)
+    if row is None:
+        raise Escalation.DoesNotExist(f"escalation {escalation.pk} is gone")
+    return row
 
 
 def _pending(escalation: Escalation) -> bool:
@@ -106,20 +129,40 @@ async def _subscribe(layer: Any, group: str) -> str | None:
         return None
 
 
-async def _wait_for_wakeup(layer: Any, channel: str | None, seconds: float) -> str | None:
-    """Sleep up to `seconds`; return early on a push. Returns the channel still usable."""
-    if channel is None:
-        await asyncio.sleep(seconds)
-        return None
-    try:
-        async with asyncio.timeout(seconds):
-            await layer.receive(channel)
-    except TimeoutError:
-        pass
-    except Exception as exc:
-        logger.warning("approvals: long-poll wake-up lost (%s: %s)", type(exc).__name__, exc)
-        return None
-    return channel
+class _Wakeups:
+    """The long-poll's subscription: one pending `receive` on its channel for the whole wait.
+
+    A receive cancelled by a timeout would, on the pub/sub layer, drop the channel's
+    subscription until the next receive, and a push in between would be lost; so a timeout
+    only stops waiting, and the same receive goes on into the next wait."""
+
+    def __init__(self, layer: Any, channel: str | None) -> None:
+        self.layer, self.channel = layer, channel
+        self._receiving: asyncio.Task[Any] | None = None
+
+    async def wait(self, seconds: float) -> None:
+        """Sleep up to `seconds`; return early on a push. Without a channel (or once the
+        layer failed), only sleep: the caller's re-read is the fallback."""
+        if self.channel is None:
+            await asyncio.sleep(seconds)
+            return
+        if self._receiving is None:
+            self._receiving = asyncio.ensure_future(self.layer.receive(self.channel))
+        done, _ = await asyncio.wait({self._receiving}, timeout=seconds)
+        if not done:
+            return
+        receiving, self._receiving = self._receiving, None
+        if receiving.exception() is not None:
+            exc = receiving.exception()
+            logger.warning("approvals: long-poll wake-up lost (%s: %s)", type(exc).__name__, exc)
+            self.channel = None
+
+    def close(self) -> None:
+        """Stop receiving; the cancelled receive cleans the channel up in the background."""
+        if self._receiving is not None:
+            self._receiving.cancel()  # the layer's own clean-up: it unsubscribes the channel
+            _keep(self._receiving)
+            self._receiving = None
 
 
 async def _discard(layer: Any, group: str, channel: str) -> None:
@@ -130,7 +173,13 @@ async def _discard(layer: Any, group: str, channel: str) -> None:
         logger.info("approvals: long-poll unsubscribe failed (%s)", type(exc).__name__)
 
 
-_discarding: set[asyncio.Task[None]] = set()
+_background: set[asyncio.Task[Any]] = set()
+
+
+def _keep(task: asyncio.Task[Any]) -> None:
+    """Hold a reference to a clean-up task until it ends (the loop holds only weak ones)."""
+    _background.add(task)
+    task.add_done_callback(_background.discard)
 
 
 def _unsubscribe(layer: Any, group: str, channel: str | None) -> None:
@@ -138,9 +187,7 @@ def _unsubscribe(layer: Any, group: str, channel: str | None) -> None:
     membership left behind only expires; a later push to it finds no reader)."""
     if channel is None:
         return
-    task = asyncio.get_running_loop().create_task(_discard(layer, group, channel))
-    _discarding.add(task)
-    task.add_done_callback(_discarding.discard)
+    _keep(asyncio.get_running_loop().create_task(_discard(layer, group, channel)))
 
 
 async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
@@ -173,15 +220,17 @@ async def escalation_wait(
         return escalation
     layer, group = get_channel_layer(), escalation_group(escalation.pk)
     channel = await _subscribe(layer, group) if layer is not None else None
+    wakeups = _Wakeups(layer, channel)
     try:
         # Re-read after subscribing: a decision committed in between is not missed.
         escalation = await _released(_reread)(escalation, token_pk)
         while _pending(escalation) and (remaining := deadline - time.monotonic()) > 0:
             until_expiry = (escalation.expires_at - timezone.now()).total_seconds()
             timeout = max(0.01, min(remaining, SAFETY_RECHECK_SECONDS, until_expiry + 0.01))
-            channel = await _wait_for_wakeup(layer, channel, timeout)
+            await wakeups.wait(timeout)
             escalation = await _released(_reread)(escalation, token_pk)
     finally:
+        wakeups.close()
         _unsubscribe(layer, group, channel)
     return escalation
 

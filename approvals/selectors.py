@@ -14,15 +14,18 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
+from django.db import models
 from django.db.models import (
     CharField,
     Count,
+    DateTimeField,
     Exists,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
     TextChoices,
+    UUIDField,
     Value,
 )
 from django.db.models.aggregates import StringAgg
@@ -42,11 +45,12 @@ from approvals.models import (
 )
 from console.governance.actions import GovernanceAction
 from console.governance.models import GovernanceEvent
+from console.prepared import PreparedQuery
 from console.roles import is_admin, is_reviewer
 
 
-def _scope_filter(user: Any) -> Q:
-    scopes = ReviewerScope.objects.filter(user_id=user.pk)
+def _scope_filter(user_id: int) -> Q:
+    scopes = ReviewerScope.objects.filter(user_id=user_id)
     return Q(~Exists(scopes)) | Q(Exists(scopes.filter(agent_id=OuterRef("agent_id"))))
 
 
@@ -56,7 +60,7 @@ def escalations_visible_to(user: Any) -> QuerySet[Escalation]:
         return Escalation.objects.none()
     if is_admin(user):
         return Escalation.objects.all()
-    return Escalation.objects.filter(_scope_filter(user))
+    return Escalation.objects.filter(_scope_filter(user.pk))
 
 
 def agents_decidable_by(user: Any) -> QuerySet[Agent]:
@@ -140,11 +144,19 @@ def get_escalation_for_user(user: Any, pk: UUID | str, *, write: bool = False) -
     return escalation
 
 
+_agents_escalation = PreparedQuery(
+    Escalation,
+    lambda pk, agent_id: Escalation.objects.select_related("agent").filter(
+        pk=pk, agent_id=agent_id
+    )[:1],
+    pk=UUIDField(),
+    agent_id=models.IntegerField(),
+)
+
+
 def get_escalation_for_agent(agent: Agent, pk: UUID | str) -> Escalation:
     """An agent reads only its own escalations; anything else is 404, never 403."""
-    escalation = (
-        Escalation.objects.select_related("agent").filter(pk=_uuid(pk), agent=agent).first()
-    )
+    escalation = _agents_escalation.first(pk=_uuid(pk), agent_id=agent.pk)
     if escalation is None:
         raise Http404("No such escalation.")
     return escalation
@@ -241,22 +253,42 @@ class PendingCounter:
     now: datetime
 
 
+def _soonest(rows: QuerySet[Escalation]) -> QuerySet[Escalation]:
+    expiries = rows.order_by("expires_at").values_list("expires_at", flat=True)
+    return expiries[: COUNTER_EXPIRIES_MAX + 1]  # type: ignore[return-value]
+
+
+# The counter's first query, for the two kinds of reviewer (escalations_visible_to).
+_soonest_for_all = PreparedQuery(
+    Escalation,
+    lambda now: _soonest(Escalation.objects.filter(_open(now))),
+    now=DateTimeField(),
+)
+_soonest_in_scope = PreparedQuery(
+    Escalation,
+    lambda now, user_id: _soonest(Escalation.objects.filter(_open(now), _scope_filter(user_id))),
+    now=DateTimeField(),
+    user_id=models.IntegerField(),
+)
+
+
+def _open(now: datetime) -> Q:
+    return Q(status=EscalationStatus.PENDING, expires_at__gt=now)
+
+
 def pending_counter(user: Any, *, now: datetime | None = None) -> PendingCounter:
     """One query while at most COUNTER_EXPIRIES_MAX are open, two beyond."""
     now = now or timezone.now()
-    open_rows = escalations_visible_to(user).filter(
-        status=EscalationStatus.PENDING, expires_at__gt=now
-    )
-    soonest = list(
-        open_rows.order_by("expires_at").values_list("expires_at", flat=True)[
-            : COUNTER_EXPIRIES_MAX + 1
-        ]
-    )
+    if not is_reviewer(user):
+        return PendingCounter(count=0, expiries=(), now=now)
+    if is_admin(user):
+        soonest: list[datetime] = _soonest_for_all(now=now)  # type: ignore[assignment]
+    else:
+        soonest = _soonest_in_scope(now=now, user_id=user.pk)  # type: ignore[assignment]
     if len(soonest) <= COUNTER_EXPIRIES_MAX:
         return PendingCounter(count=len(soonest), expiries=tuple(soonest), now=now)
-    return PendingCounter(
-        count=open_rows.count(), expiries=tuple(soonest[:COUNTER_EXPIRIES_MAX]), now=now
-    )
+    count = escalations_visible_to(user).filter(_open(now)).count()
+    return PendingCounter(count=count, expiries=tuple(soonest[:COUNTER_EXPIRIES_MAX]), now=now)
 
 
 def pending_row(user: Any, pk: UUID | str, *, now: datetime | None = None) -> Escalation | None:
@@ -278,19 +310,26 @@ class InboxRow:
         return row
 
 
-def inbox_row(pk: UUID | str) -> InboxRow | None:
-    """One query, whoever will be shown the row (see ReviewerReach.sees)."""
+def _inbox_row(pk: UUID) -> QuerySet[Escalation]:
     vote = Concat(Cast("votes__reviewer_id", CharField()), Value(":"), "votes__outcome")
-    escalation = (
+    return (
         Escalation.objects.select_related("agent")
         .annotate(
             approvals=Count("votes", filter=Q(votes__outcome=VoteOutcome.APPROVE)),
             hook_name=hook_name_by_key("hook_key"),
             voters=StringAgg(vote, Value(","), filter=Q(votes__isnull=False)),
         )
-        .filter(pk=_uuid(pk))
-        .first()
+        .filter(pk=pk)
+        .order_by()[:1]
     )
+
+
+_inbox_row_query = PreparedQuery(Escalation, _inbox_row, pk=UUIDField())
+
+
+def inbox_row(pk: UUID | str) -> InboxRow | None:
+    """One query, whoever will be shown the row (see ReviewerReach.sees)."""
+    escalation: Any = _inbox_row_query.first(pk=_uuid(pk))
     if escalation is None:
         return None
     pairs = (voter.split(":") for voter in (escalation.voters or "").split(",") if voter)

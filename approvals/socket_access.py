@@ -15,7 +15,9 @@ with a fallback key — takes the full path below, which decides exactly as the 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from datetime import datetime
 from importlib import import_module
 from typing import Any
 
@@ -24,7 +26,16 @@ from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_K
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
-from django.db.models import CharField, OuterRef, Subquery, Value
+from django.db.models import (
+    CharField,
+    DateTimeField,
+    IntegerField,
+    Model,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.aggregates import StringAgg
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -32,6 +43,7 @@ from django.utils.crypto import constant_time_compare
 
 from approvals.models import ReviewerScope
 from approvals.selectors import ReviewerReach, reviewer_reach
+from console.prepared import PreparedQuery
 from console.roles import group_names_subquery, groups_known
 from console.sessions import session_user
 
@@ -59,22 +71,32 @@ def _scope_ids() -> Subquery:
     return Subquery(rows.annotate(ids=joined).values("ids")[:1])
 
 
+@functools.cache
+def _access_query(session_model: type[Model]) -> PreparedQuery[User]:
+    """The re-check's one query: the user, their unexpired stored session, groups, scopes."""
+
+    def build(user_id: int, session_key: str, now: datetime) -> QuerySet[User]:
+        sessions = session_model.objects.filter(  # type: ignore[attr-defined]
+            session_key=session_key, expire_date__gt=now
+        )
+        return User.objects.filter(pk=user_id).annotate(
+            session_data=Subquery(sessions.values("session_data")[:1]),
+            group_names=group_names_subquery(),
+            scope_ids=_scope_ids(),
+        )[:1]
+
+    return PreparedQuery(
+        User, build, user_id=IntegerField(), session_key=CharField(), now=DateTimeField()
+    )
+
+
 def _unchanged(session_key: str, before: SocketAccess) -> SocketAccess | None:
     """The access, when one query shows nothing that ends or narrows it; None: ask fully."""
     store = import_module(settings.SESSION_ENGINE).SessionStore
     if not issubclass(store, DatabaseSessionStore):
         return None
-    sessions = store.get_model_class().objects.filter(
-        session_key=session_key, expire_date__gt=timezone.now()
-    )
-    user = (
-        User.objects.filter(pk=before.user.pk)
-        .annotate(
-            session_data=Subquery(sessions.values("session_data")[:1]),
-            group_names=group_names_subquery(),
-            scope_ids=_scope_ids(),
-        )
-        .first()
+    user: Any = _access_query(store.get_model_class()).first(
+        user_id=before.user.pk, session_key=session_key, now=timezone.now()
     )
     if user is None or not user.session_data:
         return None

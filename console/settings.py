@@ -199,12 +199,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
+    # Redis pub/sub: the layer carries wake-ups only (at most once; PostgreSQL holds every
+    # fact, approvals.live), so it needs none of the core layer's per-message lists and
+    # BZPOPMIN polling, which cost ~1 ms a hop more (docs/benchmarks.md, "Eighth pass").
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {
-                # redis-py >= 8 reads with a 5 s socket timeout by default, the same as
-                # channels-redis's 5 s BZPOPMIN: idle receivers would fail with a timeout.
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
                 "prefix": env_str("CHANNELS_PREFIX", "console"),
             },

@@ -29,7 +29,7 @@ def free_port() -> int:
 def redis_layer(port: int) -> dict:
     return {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {
                 "hosts": [{"address": f"redis://127.0.0.1:{port}/0", "socket_timeout": 15}],
                 "prefix": "fault",

@@ -78,7 +78,7 @@ def test_database_and_redis_urls_switch_to_postgresql_and_redis(monkeypatch):
     assert database["ENGINE"] == "django.db.backends.postgresql"
     assert (database["HOST"], database["NAME"]) == ("db.internal", "console")
     layer = settings["CHANNEL_LAYERS"]["default"]
-    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert layer["BACKEND"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
     hosts = [h["address"] if isinstance(h, dict) else h for h in layer["CONFIG"]["hosts"]]
     assert hosts == ["redis://cache.internal:6379/3"]
     assert settings["CELERY_BROKER_URL"] == "redis://cache.internal:6379/3"

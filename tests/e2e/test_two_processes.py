@@ -141,14 +141,14 @@ def test_a_decision_on_one_process_wakes_the_agent_long_polling_on_the_other(con
 
     poller = threading.Thread(target=long_poll)
     poller.start()
-    # Decide only once B's long-poll has joined the escalation's group in Redis, so the
-    # answer can only come from a wake-up that crossed processes (or the slow re-check).
-    group_key = f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}:group:" + (
+    # Decide only once B's long-poll has subscribed to the escalation's group in Redis, so
+    # the answer can only come from a wake-up that crossed processes (or the slow re-check).
+    group_channel = f"{settings.CHANNEL_LAYERS['default']['CONFIG']['prefix']}__group__" + (
         escalation_group(escalation)
     )
     store = redis.Redis.from_url(os.environ["REDIS_URL"])
     deadline = time.monotonic() + 15
-    while not store.zcard(group_key):
+    while not dict(store.pubsub_numsub(group_channel)).get(group_channel.encode()):
         assert time.monotonic() < deadline, "the long-poll never subscribed"
         time.sleep(0.02)
     store.close()

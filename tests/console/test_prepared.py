@@ -1,0 +1,88 @@
+"""console.prepared: a queryset compiled once answers exactly as the queryset does, one query
+per call, and a build whose SQL would not be the same for every call is refused."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import CharField, DateTimeField, IntegerField
+from django.utils import timezone
+
+from console.prepared import PreparedQuery
+from console.roles import group_names_subquery
+
+pytestmark = pytest.mark.django_db
+
+
+def _with_groups(user_id: int):
+    return User.objects.filter(pk=user_id).annotate(group_names=group_names_subquery())[:1]
+
+
+def test_rows_match_the_queryset_call_after_call(alice, rita, audrey):
+    prepared = PreparedQuery(User, _with_groups, user_id=IntegerField())
+    for user in (alice, rita, audrey, alice):
+        got = prepared.first(user_id=user.pk)
+        want = _with_groups(user.pk).get()
+        assert (got.pk, got.username, got.group_names) == (want.pk, want.username, want.group_names)
+        assert got.date_joined == want.date_joined  # converters applied
+    assert prepared.first(user_id=10**9) is None
+
+
+def test_one_query_per_call(alice, django_assert_num_queries):
+    prepared = PreparedQuery(User, _with_groups, user_id=IntegerField())
+    prepared.first(user_id=alice.pk)
+    with django_assert_num_queries(1):
+        prepared.first(user_id=alice.pk)
+
+
+def test_several_arguments_and_flat_values(alice, rita):
+    since = timezone.now() - timedelta(days=1)
+
+    def names(username: str, joined_after):
+        rows = User.objects.filter(username=username, date_joined__gt=joined_after)
+        return rows.order_by("username").values_list("username", flat=True)
+
+    prepared = PreparedQuery(User, names, username=CharField(), joined_after=DateTimeField())
+    assert prepared(username="rita", joined_after=since) == list(names("rita", since)) == ["rita"]
+    assert prepared(username="alice", joined_after=since) == ["alice"]
+    assert prepared(username="alice", joined_after=timezone.now() + timedelta(days=1)) == []
+
+
+def test_an_argument_the_lookup_transforms_is_refused(alice):
+    """`startswith` binds 'ali%', which is not the argument as its field prepares it."""
+    prepared = PreparedQuery(
+        User, lambda prefix: User.objects.filter(username__startswith=prefix), prefix=CharField()
+    )
+    with pytest.raises(ImproperlyConfigured, match="no declared argument"):
+        prepared(prefix="ali")
+
+
+def test_a_build_whose_sql_depends_on_an_argument_is_refused(alice):
+    prepared = PreparedQuery(User, lambda n: User.objects.order_by("pk")[:n], n=IntegerField())
+    with pytest.raises(ImproperlyConfigured, match="SQL depends"):
+        prepared(n=3)
+
+
+def test_a_build_that_reads_the_clock_is_refused(alice):
+    def build(user_id: int):
+        return User.objects.filter(pk=user_id, date_joined__lt=timezone.now())[:1]
+
+    with pytest.raises(ImproperlyConfigured, match="clock"):
+        PreparedQuery(User, build, user_id=IntegerField()).first(user_id=alice.pk)
+
+
+def test_arguments_must_be_used_and_given(alice):
+    unused = PreparedQuery(
+        User,
+        lambda user_id, other: _with_groups(user_id),
+        user_id=IntegerField(),
+        other=IntegerField(),
+    )
+    with pytest.raises(ImproperlyConfigured, match="not in the SQL"):
+        unused.first(user_id=alice.pk, other=1)
+    prepared = PreparedQuery(User, _with_groups, user_id=IntegerField())
+    with pytest.raises(TypeError, match="user_id"):
+        prepared.first(pk=alice.pk)
