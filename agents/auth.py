@@ -8,11 +8,23 @@ holding the agent and the token it used.
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import CharField
 
 from agents.models import Agent, AgentToken
 from console.actors import AgentPrincipal, is_agent
 from console.auth import token_kind, token_touch
+from console.prepared import PreparedQuery
 from console.tokens import AGENT_TOKEN_KIND, PREFIX_LENGTH, token_matches
+
+_unrevoked_by_prefix = PreparedQuery(
+    AgentToken,
+    lambda prefix: (
+        AgentToken.objects.select_related("agent")
+        .filter(prefix=prefix, revoked_at__isnull=True)
+        .order_by("pk")[:1]
+    ),
+    prefix=CharField(),
+)
 
 
 def agent_principal(token: AgentToken) -> AgentPrincipal:
@@ -23,11 +35,7 @@ def agent_token_resolve(plaintext: str) -> tuple[AgentPrincipal, AgentToken] | N
     """`agt_…`: the principal of the token's agent, while the token is not revoked."""
     if token_kind(plaintext) != AGENT_TOKEN_KIND:
         return None
-    token = (
-        AgentToken.objects.select_related("agent")
-        .filter(prefix=plaintext[:PREFIX_LENGTH], revoked_at__isnull=True)
-        .first()
-    )
+    token = _unrevoked_by_prefix.first(prefix=plaintext[:PREFIX_LENGTH])
     if token is None or not token_matches(plaintext, token.digest):
         return None
     token_touch(AgentToken, token)

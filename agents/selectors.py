@@ -8,11 +8,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Case, Count, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Event, Hook, HookMode
+from agents.models import Agent, AgentToken, ConfigRevision, CustomAgent, Hook
 from agents.validation import (
     EVENTS,
     HookInput,
@@ -26,7 +36,6 @@ from console.roles import is_admin, is_auditor, is_reviewer
 
 # The agent side's own matcher (anchored, case-sensitive, `*` all, empty nothing):
 # the console decides which hooks apply with exactly the code that runs them.
-from console_client.context_mapping import matcher_matches
 
 
 def agents_visible_to(user: Any) -> QuerySet[Agent]:
@@ -442,34 +451,3 @@ def hook_revisions(hook: Hook) -> list[tuple[ConfigRevision, bool]]:
     name = hook.custom_agent.name if hook.custom_agent else ""
     rows = revisions_list(hook.agent, name)[:HOOK_REVISIONS_SHOWN]
     return [(revision, hook.key in revision.summary) for revision in rows]
-
-
-def hook_matches_tool(hook: Hook, tool_name: str) -> bool:
-    return matcher_matches(hook.definition.get("matcher"), tool_name)
-
-
-def hooks_matching_tool(
-    agent: Agent, custom_agent: CustomAgent | None, tool_name: str, *, event: str
-) -> list[Hook]:
-    """Enabled, enforced `event` hooks of the effective configuration whose matcher matches
-    `tool_name`, in enforcement order (agent level first, then the custom agent's; each by
-    position). Shadow hooks are left out: they never block or escalate."""
-    scopes = Q(custom_agent=None) | Q(custom_agent=custom_agent)
-    rows = Hook.objects.filter(
-        scopes, agent=agent, event=event, enabled=True, mode=HookMode.ENFORCE
-    )
-    ordered = sorted(
-        rows, key=lambda hook: (hook.custom_agent_id is not None, hook.position, hook.pk)
-    )
-    return [hook for hook in ordered if hook_matches_tool(hook, tool_name)]
-
-
-def approval_hooks_matching(
-    agent: Agent, custom_agent: CustomAgent | None, tool_name: str
-) -> list[Hook]:
-    """The approval hooks that apply to a call of `tool_name` (PreToolUse, enabled, matching)."""
-    return [
-        hook
-        for hook in hooks_matching_tool(agent, custom_agent, tool_name, event=Event.PRE_TOOL_USE)
-        if hook.hook_type == "approval"
-    ]

@@ -8,8 +8,8 @@ from typing import Any
 
 from django import forms
 
+from approvals.history_selectors import HistoryFilters, day_span
 from approvals.models import EscalationStatus
-from approvals.selectors import HistoryFilters, day_span
 from console.errors import InvalidInput
 from console.parsers import ensure_storable, json_loads
 

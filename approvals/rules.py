@@ -32,8 +32,9 @@ from typing import Any
 
 from django.conf import settings
 
+from agents.hook_matching import approval_hooks_matching, hook_matches_tool
 from agents.models import Agent, CustomAgent, Event, Hook, HookMode
-from agents.selectors import approval_hooks_matching, find_custom_agent, hook_matches_tool
+from agents.selectors import find_custom_agent
 from agents.validation import EXPIRES_MAX
 from approvals.validation import META_TEXT_LIMITS
 from console.errors import InvalidInput, pointer

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -33,7 +33,7 @@ from django.db.models.functions import Cast, Concat
 from django.http import Http404
 from django.utils import timezone
 
-from agents.models import Agent, Hook
+from agents.models import Agent
 from agents.selectors import hook_name_by_key
 from approvals.models import (
     Escalation,
@@ -43,8 +43,6 @@ from approvals.models import (
     SlackIdentity,
     VoteOutcome,
 )
-from console.governance.actions import GovernanceAction
-from console.governance.models import GovernanceEvent
 from console.prepared import PreparedQuery
 from console.roles import is_admin, is_reviewer
 
@@ -136,9 +134,30 @@ def _uuid(pk: UUID | str) -> UUID:
         raise Http404("No such escalation.") from None
 
 
+def _one_visible(rows: QuerySet[Escalation], pk: UUID) -> QuerySet[Escalation]:
+    return rows.select_related("agent").filter(pk=pk)[:1]
+
+
+# One escalation as each kind of reviewer may see it (escalations_visible_to).
+_visible_to_all = PreparedQuery(
+    Escalation, lambda pk: _one_visible(Escalation.objects.all(), pk), pk=UUIDField()
+)
+_visible_in_scope = PreparedQuery(
+    Escalation,
+    lambda pk, user_id: _one_visible(Escalation.objects.filter(_scope_filter(user_id)), pk),
+    pk=UUIDField(),
+    user_id=models.IntegerField(),
+)
+
+
 def get_escalation_for_user(user: Any, pk: UUID | str, *, write: bool = False) -> Escalation:
     """The escalation if `user` may see it (people see exactly what they may decide); else 404."""
-    escalation = escalations_visible_to(user).select_related("agent").filter(pk=_uuid(pk)).first()
+    escalation = None
+    if is_reviewer(user):
+        if is_admin(user):
+            escalation = _visible_to_all.first(pk=_uuid(pk))
+        else:
+            escalation = _visible_in_scope.first(pk=_uuid(pk), user_id=user.pk)
     if escalation is None:
         raise Http404("No such escalation.")
     return escalation
@@ -162,6 +181,70 @@ def get_escalation_for_agent(agent: Agent, pk: UUID | str) -> Escalation:
     return escalation
 
 
+def _locked(rows: QuerySet[Escalation], pk: UUID) -> QuerySet[Escalation]:
+    return rows.select_for_update(of=("self",)).select_related("agent").filter(pk=pk)[:1]
+
+
+_locked_any = PreparedQuery(
+    Escalation, lambda pk: _locked(Escalation.objects.all(), pk), pk=UUIDField()
+)
+_locked_in_scope = PreparedQuery(
+    Escalation,
+    lambda pk, user_id: _locked(Escalation.objects.filter(_scope_filter(user_id)), pk),
+    pk=UUIDField(),
+    user_id=models.IntegerField(),
+)
+
+
+def escalation_locked_for(user: Any, pk: UUID) -> Escalation | None:
+    """The escalation row locked FOR UPDATE (in the caller's transaction) if `user` may
+    decide it, else None: one query for the scope check and the lock."""
+    if not is_reviewer(user):
+        return None
+    if is_admin(user):
+        return _locked_any.first(pk=pk)
+    return _locked_in_scope.first(pk=pk, user_id=user.pk)
+
+
+def escalation_locked(pk: UUID) -> Escalation:
+    """The escalation row locked FOR UPDATE, whoever may decide it (DoesNotExist: gone)."""
+    row = _locked_any.first(pk=pk)
+    if row is None:
+        raise Escalation.DoesNotExist(f"escalation {pk} is gone")
+    return row
+
+
+_votes = PreparedQuery(
+    EscalationVote,
+    lambda escalation_id: (
+        EscalationVote.objects.filter(escalation_id=escalation_id)
+        .order_by("created_at", "id")
+        .values_list("reviewer_id", "outcome")
+    ),
+    escalation_id=UUIDField(),
+)
+
+
+def votes_cast(escalation: Escalation) -> list[tuple[int, str]]:
+    """(reviewer id, outcome) of each vote on `escalation`, oldest first."""
+    return _votes(escalation_id=escalation.pk)
+
+
+_by_identity = PreparedQuery(
+    Escalation,
+    lambda agent_id, identity: Escalation.objects.filter(
+        agent_id=agent_id, context_identity=identity
+    )[:1],
+    agent_id=models.IntegerField(),
+    identity=models.TextField(),
+)
+
+
+def escalation_by_identity(agent: Agent, identity: str) -> Escalation | None:
+    """The agent's escalation of this context_identity (one per identity), if any."""
+    return _by_identity.first(agent_id=agent.pk, identity=identity)
+
+
 def effective_status(escalation: Escalation, now: datetime | None = None) -> str:
     """Pending past expires_at is expired, whether or not the sweep has run."""
     now = now or timezone.now()
@@ -170,7 +253,7 @@ def effective_status(escalation: Escalation, now: datetime | None = None) -> str
     return str(escalation.status)
 
 
-def _with_votes(qs: QuerySet[Escalation], user: Any) -> QuerySet[Escalation]:
+def with_votes(qs: QuerySet[Escalation], user: Any) -> QuerySet[Escalation]:
     """Rows for lists: vote counts, this reviewer's vote and the hook's current name."""
     my_vote = EscalationVote.objects.filter(escalation_id=OuterRef("pk"), reviewer_id=user.pk)
     return qs.annotate(
@@ -206,7 +289,7 @@ def pending_for(
     now = now or timezone.now()
     qs = escalations_visible_to(user).filter(status=EscalationStatus.PENDING, expires_at__gt=now)
     ordering = _ORDERINGS.get(order, _ORDERINGS[PendingOrder.EXPIRES])
-    return _with_votes(qs.select_related("agent"), user).order_by(*ordering)
+    return with_votes(qs.select_related("agent"), user).order_by(*ordering)
 
 
 @dataclass(frozen=True)
@@ -253,9 +336,9 @@ class PendingCounter:
     now: datetime
 
 
-def _soonest(rows: QuerySet[Escalation]) -> QuerySet[Escalation]:
+def _soonest(rows: QuerySet[Escalation]) -> QuerySet[Escalation, datetime]:
     expiries = rows.order_by("expires_at").values_list("expires_at", flat=True)
-    return expiries[: COUNTER_EXPIRIES_MAX + 1]  # type: ignore[return-value]
+    return expiries[: COUNTER_EXPIRIES_MAX + 1]
 
 
 # The counter's first query, for the two kinds of reviewer (escalations_visible_to).
@@ -282,9 +365,9 @@ def pending_counter(user: Any, *, now: datetime | None = None) -> PendingCounter
     if not is_reviewer(user):
         return PendingCounter(count=0, expiries=(), now=now)
     if is_admin(user):
-        soonest: list[datetime] = _soonest_for_all(now=now)  # type: ignore[assignment]
+        soonest = _soonest_for_all(now=now)
     else:
-        soonest = _soonest_in_scope(now=now, user_id=user.pk)  # type: ignore[assignment]
+        soonest = _soonest_in_scope(now=now, user_id=user.pk)
     if len(soonest) <= COUNTER_EXPIRIES_MAX:
         return PendingCounter(count=len(soonest), expiries=tuple(soonest), now=now)
     count = escalations_visible_to(user).filter(_open(now)).count()
@@ -304,7 +387,7 @@ class InboxRow:
     votes: dict[int, str]
 
     def for_reviewer(self, user: Any, *, with_vote: bool = True) -> Escalation:
-        """The row as `user` sees it (`my_vote` as `_with_votes` sets it); a copy."""
+        """The row as `user` sees it (`my_vote` as `with_votes` sets it); a copy."""
         row = copy.copy(self.escalation)
         row.my_vote = self.votes.get(user.pk) if with_vote else None  # type: ignore[attr-defined]
         return row
@@ -334,132 +417,3 @@ def inbox_row(pk: UUID | str) -> InboxRow | None:
         return None
     pairs = (voter.split(":") for voter in (escalation.voters or "").split(",") if voter)
     return InboxRow(escalation=escalation, votes={int(user): outcome for user, outcome in pairs})
-
-
-@dataclass(frozen=True)
-class HistoryFilters:
-    status: str = ""
-    agent: str = ""
-    reviewer: str = ""
-    since: date | None = None
-    until: date | None = None
-
-
-def day_span(day: date) -> tuple[datetime, datetime]:
-    """[start, end) of a calendar day in the console's time zone, in UTC. OverflowError when
-    that is not representable (9999-12-31 ends in year 10000; 0001-01-01 east of UTC
-    starts in year 0): the History form refuses such a date."""
-    zone = timezone.get_current_timezone()
-    start = timezone.make_aware(datetime.combine(day, time.min), zone)
-    end = timezone.make_aware(datetime.combine(day + timedelta(days=1), time.min), zone)
-    return start.astimezone(UTC), end.astimezone(UTC)
-
-
-def history_for(user: Any, filters: HistoryFilters) -> QuerySet[Escalation]:
-    """Every escalation `user` may see, newest first, filtered as the History tab asks."""
-    qs = _with_votes(escalations_visible_to(user).select_related("agent"), user)
-    if filters.status:
-        qs = qs.filter(status=filters.status)
-    if filters.agent:
-        qs = qs.filter(agent__slug=filters.agent)
-    if filters.reviewer:
-        voted = EscalationVote.objects.filter(
-            escalation_id=OuterRef("pk"), reviewer__username=filters.reviewer
-        )
-        qs = qs.filter(Q(decided_by__username=filters.reviewer) | Q(Exists(voted)))
-    if filters.since:
-        qs = qs.filter(created_at__gte=day_span(filters.since)[0])
-    if filters.until:
-        qs = qs.filter(created_at__lt=day_span(filters.until)[1])
-    return qs.order_by("-created_at", "-id")
-
-
-RECENT_ON_TOOL = 10
-# The escalation.created event is written in the escalation's own transaction, right after it.
-_CREATED_EVENT_WINDOW = timedelta(hours=1)
-
-
-@dataclass(frozen=True)
-class EscalationDetail:
-    """What the detail page shows besides the escalation's own fields."""
-
-    votes: list[EscalationVote]
-    # The same agent's latest escalations of the same tool (this one excluded), newest first.
-    recent: list[Escalation]
-    # Keys of the approval hooks whose strictest settings made the rule, as recorded when the
-    # escalation was created; None when that event is not found (older rows).
-    rule_hooks: list[str] | None
-    # The hooks named above that still exist, by key (a deleted hook keeps only its key).
-    hooks: dict[str, Hook]
-
-
-def escalation_detail(user: Any, escalation: Escalation) -> EscalationDetail:
-    """Four queries, whatever the number of votes, hooks and earlier escalations."""
-    votes = list(escalation.votes.all())
-    recent = list(
-        escalations_visible_to(user)
-        .filter(
-            agent_id=escalation.agent_id,
-            tool_name=escalation.tool_name,
-            interception_point=escalation.interception_point,
-        )
-        .exclude(pk=escalation.pk)
-        .order_by("-created_at", "-id")[:RECENT_ON_TOOL]
-    )
-    created = (
-        GovernanceEvent.objects.filter(
-            at__gte=escalation.created_at,
-            at__lte=escalation.created_at + _CREATED_EVENT_WINDOW,
-            action=GovernanceAction.ESCALATION_CREATED,
-            object_type=Escalation.__name__,
-            object_id=str(escalation.pk),
-        )
-        .values_list("after", flat=True)
-        .first()
-    )
-    rule_hooks = None
-    if isinstance(created, dict) and isinstance(created.get("rule_hooks"), list):
-        rule_hooks = [str(key) for key in created["rule_hooks"]]
-    keys = {escalation.hook_key, *(rule_hooks or [])} - {""}
-    hooks = {
-        hook.key: hook for hook in Hook.objects.filter(key__in=keys).select_related("custom_agent")
-    }
-    return EscalationDetail(votes=votes, recent=recent, rule_hooks=rule_hooks, hooks=hooks)
-
-
-# --- for the audit pages (auditors read these beside the records) ---------------------------
-
-
-def session_escalations(session_id: str, agent_ids: list[int]) -> list[Escalation]:
-    """Escalations raised inside an agent session, oldest first, with their votes."""
-    return list(
-        Escalation.objects.filter(session_id=session_id, agent_id__in=agent_ids)
-        .prefetch_related("votes")
-        .order_by("created_at", "id")
-    )
-
-
-@dataclass(frozen=True)
-class DecisionWindow:
-    """Escalations created in a period: how many still pend, and the decided ones (approved
-    or rejected; an expiry or a cancellation is not a reviewer's decision)."""
-
-    pending: int
-    decided: QuerySet[Escalation]
-
-
-def decision_window(
-    *, since: datetime, until: datetime | None, agent_slug: str | None
-) -> DecisionWindow:
-    qs = Escalation.objects.filter(created_at__gte=since)
-    if until is not None:
-        qs = qs.filter(created_at__lt=until)
-    if agent_slug:
-        qs = qs.filter(agent__slug=agent_slug)
-    decided = qs.filter(
-        decided_at__isnull=False,
-        status__in=(EscalationStatus.APPROVED, EscalationStatus.REJECTED),
-    ).order_by()
-    return DecisionWindow(
-        pending=qs.filter(status=EscalationStatus.PENDING).count(), decided=decided
-    )

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F, QuerySet
+from django.db.models import F
 from django.utils import timezone
 
 from agents.models import Agent
@@ -31,7 +31,13 @@ from approvals.models import (
 )
 from approvals.notifications import schedule_webhook
 from approvals.rules import approval_rule_for_request
-from approvals.selectors import escalations_visible_to, reviewer_may_decide
+from approvals.selectors import (
+    escalation_by_identity,
+    escalation_locked,
+    escalation_locked_for,
+    reviewer_may_decide,
+    votes_cast,
+)
 from approvals.validation import validate_arguments, validate_meta, validate_request
 from approvals.wire import REASON_EXPIRED
 from console.actors import Actor, actor_label, actor_user, is_agent
@@ -95,7 +101,7 @@ def escalation_create(
     agent: Agent = actor.agent
     identity = request["context_identity"]
     if identity is not None:
-        existing = Escalation.objects.filter(agent=agent, context_identity=identity).first()
+        existing = escalation_by_identity(agent, identity)
         if existing is not None:
             return existing, False
     custom_agent, rule = approval_rule_for_request(agent, request, meta)
@@ -141,7 +147,7 @@ def escalation_create(
             schedule_webhook(escalation, "escalation.created")
     except IntegrityError:
         # A concurrent retry with the same identity won the insert.
-        existing = Escalation.objects.filter(agent=agent, context_identity=identity).first()
+        existing = escalation_by_identity(agent, identity)
         if existing is None:
             raise
         return existing, False
@@ -158,14 +164,11 @@ def _decider_locked(escalation: Escalation, actor: Actor | None) -> tuple[User, 
     if actor is None or not is_reviewer(actor):
         raise forbidden
 
-    def lock(rows: QuerySet[Escalation]) -> QuerySet[Escalation]:
-        return rows.select_for_update(of=("self",)).select_related("agent").filter(pk=escalation.pk)
-
-    locked = lock(escalations_visible_to(actor)).first()
+    locked = escalation_locked_for(actor, escalation.pk)
     if locked is None:
         if not reviewer_may_decide(actor, escalation.agent_id):
             raise forbidden
-        locked = lock(Escalation.objects.all()).get()  # the scope changed meanwhile, or gone
+        locked = escalation_locked(escalation.pk)  # the scope changed meanwhile, or gone
     return actor, locked
 
 
@@ -221,7 +224,7 @@ def escalation_decide(
         )
     now = now or timezone.now()
     _conflict_if_closed(locked, now)
-    votes = list(locked.votes.values_list("reviewer_id", "outcome"))
+    votes = votes_cast(locked)
     if any(reviewer_id == reviewer.pk for reviewer_id, _ in votes):
         raise Conflict("You already voted on this escalation.")
     approvals = sum(1 for _, vote_outcome in votes if vote_outcome == VoteOutcome.APPROVE)

@@ -72,7 +72,7 @@ def _scope_ids() -> Subquery:
 
 
 @functools.cache
-def _access_query(session_model: type[Model]) -> PreparedQuery[User]:
+def _access_query(session_model: type[Model]) -> PreparedQuery[User, User]:
     """The re-check's one query: the user, their unexpired stored session, groups, scopes."""
 
     def build(user_id: int, session_key: str, now: datetime) -> QuerySet[User]:

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from agents.selectors import hook_names
 from approvals import services
 from approvals.forms import HistoryFilterForm, parse_args_text
+from approvals.history_selectors import escalation_detail, history_for
 from approvals.links import escalation_id_from_token
 from approvals.models import Escalation, VoteOutcome
 from approvals.presenters import arguments_diff, transcript_view
@@ -33,9 +34,7 @@ from approvals.selectors import (
     PendingOrder,
     agents_decidable_by,
     effective_status,
-    escalation_detail,
     get_escalation_for_user,
-    history_for,
     inbox_page,
     pending_count,
     pending_for,

@@ -17,8 +17,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from agents import extensions, selectors
+from agents import extensions
 from agents.extensions import HookNote
+from agents.hook_matching import hook_matches_tool
 from agents.models import Agent, Hook, HookMode
 from audit.hook_records import (
     HOOK_ACTIVITY_KINDS,
@@ -92,7 +93,7 @@ def _records_url(hook: Hook, kind: str = "", **extra: str) -> str:
 def _ran_for(hook: Hook) -> Callable[[str], bool]:
     if hook.event == "Stop":
         return lambda tool_name: True
-    return lambda tool_name: selectors.hook_matches_tool(hook, tool_name)
+    return lambda tool_name: hook_matches_tool(hook, tool_name)
 
 
 def _activity_rows(hook: Hook, activity: HookActivity) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from django.db.models.aggregates import Aggregate
 from django.db.models.fields import DateTimeField, DurationField
 from django.db.models.functions import Extract
 
-from approvals.selectors import decision_window
+from approvals.history_selectors import decision_window
 from console import embedded
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from approvals.selectors import session_escalations
+from approvals.history_selectors import session_escalations
 from audit.models import InterceptionPoint, InterceptionRecord, Outcome
 
 TIMELINE_LIMIT = 5000

@@ -21,6 +21,7 @@ from rest_framework import authentication, exceptions, permissions
 
 from console.actors import is_agent
 from console.models import ApiToken
+from console.prepared import PreparedQuery
 from console.roles import group_names_subquery, groups_known, is_admin, is_auditor, is_reviewer
 from console.tokens import PERSONAL_TOKEN_KIND, PREFIX_LENGTH, token_matches
 
@@ -44,16 +45,23 @@ def token_touch(model_cls: type[models.Model], token: Any) -> None:
         token.last_used_at = now
 
 
+_personal_by_prefix = PreparedQuery(
+    ApiToken,
+    lambda prefix: (
+        ApiToken.objects.select_related("user")
+        .filter(prefix=prefix, revoked_at__isnull=True, user__is_active=True)
+        .annotate(user_group_names=group_names_subquery("user_id"))  # roles: no 2nd query
+        .order_by("pk")[:1]
+    ),
+    prefix=models.CharField(),
+)
+
+
 def personal_token_resolve(plaintext: str) -> tuple[Any, ApiToken] | None:
     """`pat_…`: the token's (active) user, with the rights of their role."""
     if token_kind(plaintext) != PERSONAL_TOKEN_KIND:
         return None
-    api_token = (
-        ApiToken.objects.select_related("user")
-        .filter(prefix=plaintext[:PREFIX_LENGTH], revoked_at__isnull=True, user__is_active=True)
-        .annotate(user_group_names=group_names_subquery("user_id"))  # roles: no 2nd query
-        .first()
-    )
+    api_token: Any = _personal_by_prefix.first(prefix=plaintext[:PREFIX_LENGTH])
     if api_token is None or not token_matches(plaintext, api_token.digest):
         return None
     token_touch(ApiToken, api_token)

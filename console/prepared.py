@@ -26,6 +26,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, models, router
 from django.db.models import QuerySet
+from django.db.transaction import TransactionManagementError
 
 
 def _placeholder(field: models.Field[Any, Any], index: int, variant: int) -> Any:
@@ -59,7 +60,7 @@ class _Compiled:
     slots: tuple[tuple[str | None, Any], ...]
 
 
-class PreparedQuery[M: models.Model]:
+class PreparedQuery[M: models.Model, R]:
     """`build(**arguments)` → a queryset of `model` (sliced, ordered: as it will run),
     compiled once per database alias (the model's read alias).
 
@@ -70,7 +71,7 @@ class PreparedQuery[M: models.Model]:
     def __init__(
         self,
         model: type[M],
-        build: Callable[..., QuerySet[M]],
+        build: Callable[..., QuerySet[M, R]],
         **arguments: models.Field[Any, Any],
     ) -> None:
         self.model = model
@@ -121,7 +122,7 @@ class PreparedQuery[M: models.Model]:
             raise ImproperlyConfigured(f"PreparedQuery: arguments not in the SQL: {sorted(unused)}")
         return _Compiled(queryset=queryset, compiler=compiler, sql=sql, slots=tuple(slots))
 
-    def _queryset(self, arguments: dict[str, Any]) -> QuerySet[M]:
+    def _queryset(self, arguments: dict[str, Any]) -> QuerySet[M, R]:
         if arguments.keys() != self.arguments.keys():
             raise TypeError(f"PreparedQuery takes exactly {sorted(self.arguments)}")
         alias = router.db_for_read(self.model)
@@ -131,6 +132,11 @@ class PreparedQuery[M: models.Model]:
                 compiled = self._compiled.get(alias) or self._compile(alias)
                 self._compiled[alias] = compiled
         connection = connections[alias]
+        if compiled.queryset.query.select_for_update and connection.get_autocommit():
+            # What the compiler would say: the lock would end with the statement.
+            raise TransactionManagementError(
+                "select_for_update cannot be used outside of a transaction."
+            )
         params = tuple(
             constant
             if name is None
@@ -148,9 +154,9 @@ class PreparedQuery[M: models.Model]:
         queryset._query = query  # type: ignore[attr-defined]
         return queryset
 
-    def __call__(self, **arguments: Any) -> list[M]:
+    def __call__(self, **arguments: Any) -> list[R]:
         return list(self._queryset(arguments))
 
-    def first(self, **arguments: Any) -> M | None:
+    def first(self, **arguments: Any) -> R | None:
         rows = self(**arguments)
         return rows[0] if rows else None
