@@ -194,12 +194,16 @@ async def escalation_status(request: HttpRequest, pk: str) -> JsonResponse:
     if request.method != "GET":
         raise MethodNotAllowed(f"Method {request.method} not allowed.")
     remember_server_loop()
-    principal = await _released(_principal)(request)
-    wait = _wait_seconds(request.GET.get("wait"))
-    try:
-        escalation = await _released(get_escalation_for_agent)(principal.agent, pk)
-    except Http404:
-        raise NotFound("No such escalation.") from None
+
+    def authenticated_read() -> tuple[AgentPrincipal, float, Escalation]:
+        principal = _principal(request)
+        wait = _wait_seconds(request.GET.get("wait"))
+        try:
+            return principal, wait, get_escalation_for_agent(principal.agent, pk)
+        except Http404:
+            raise NotFound("No such escalation.") from None
+
+    principal, wait, escalation = await _released(authenticated_read)()  # one thread hop
     escalation = await escalation_wait(escalation, wait, token_pk=principal.token.pk)
     # The token as the last re-read saw it (no wait: as the request's authentication saw it).
     if not getattr(escalation, "token_active", True):

@@ -14,6 +14,7 @@ from agents.models import AgentToken
 from approvals import longpoll, services
 from approvals.models import Escalation
 from console import services as console_services
+from console.asgi_handler import ConsoleAsgiHandler
 from tests.approvals.conftest import (
     TOOL_SCHEMA,
     approval_hook,
@@ -23,6 +24,7 @@ from tests.approvals.conftest import (
     post_escalation,
     resolution_errors,
 )
+from tests.console.test_asgi_handler import get, hops  # noqa: F401 (a fixture)
 
 
 def poll(client: Client, escalation: Escalation, agent, wait: str | None = None):
@@ -211,3 +213,22 @@ async def test_a_token_revoked_while_waiting_gets_401_not_the_decision(
     response = await asyncio.wait_for(waiting, timeout=25)
     assert response.status_code == 401
     assert "edited-by-rita" not in response.content.decode()
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_the_answer_crosses_to_a_thread_only_for_its_own_read(sre, escalate, hops):  # noqa: F811
+    """Through the console's ASGI handler: Django's middleware hooks run on the event loop
+    in the async chain (console.async_middleware; they cost 13 crossings before)."""
+    escalation = await sync_to_async(escalate)()
+    handler = ConsoleAsgiHandler()
+    path = f"/api/v1/escalations/{escalation.pk}?wait=0"
+    headers = {"Authorization": f"Bearer {sre.token}"}
+    await get(handler, path, headers=headers)
+    hops["hops"] = 0
+    answer = await get(handler, path, headers=headers)
+    assert answer.status_code == 200 and answer.json()["status"] == "pending"
+    assert answer.headers["X-Frame-Options"] == "DENY"
+    assert "content-security-policy" in answer.headers
+    # request_started and request_finished (sync receivers) and the view's one read.
+    assert hops["hops"] == 3, hops

@@ -164,7 +164,7 @@ def test_production_is_https_only(monkeypatch):
     assert settings["SESSION_COOKIE_SECURE"] is True
     assert settings["CSRF_COOKIE_SECURE"] is True
     assert settings["SECURE_HSTS_SECONDS"] >= 31536000
-    assert "whitenoise.middleware.WhiteNoiseMiddleware" in settings["MIDDLEWARE"]
+    assert "console.async_middleware.StaticFilesMiddleware" in settings["MIDDLEWARE"]
 
 
 def test_production_settings_pass_check_deploy_with_no_warnings(tmp_path):
