@@ -1,6 +1,7 @@
 """bench/asgi_hops.py's baseline: the console's ASGI application with Django's own HTTP
-handler (`get_asgi_application()`) in place of console.asgi_handler.ConsoleAsgiHandler;
-the websocket side as in console.asgi."""
+handler (`get_asgi_application()`) in place of console.asgi_handler.ConsoleAsgiHandler,
+and Django's own middleware classes in place of console.async_middleware's; the websocket
+side as in console.asgi."""
 
 from __future__ import annotations
 
@@ -9,6 +10,16 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+
+import django  # noqa: E402
+
+django.setup(set_prefix=False)
+
+from django.conf import settings  # noqa: E402
+
+from console.async_middleware import stock_middleware  # noqa: E402
+
+settings.MIDDLEWARE = stock_middleware(settings.MIDDLEWARE)
 stock_http = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402

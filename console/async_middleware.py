@@ -175,3 +175,15 @@ def middleware_check(**kwargs: Any) -> list[checks.CheckMessage]:
         for check_id, required in REQUIRED_MIDDLEWARE.items()
         if not any(issubclass(cls, required) for cls in present if isinstance(cls, type))
     ]
+
+
+def stock_middleware(paths: list[str]) -> list[str]:
+    """`paths` with Django's own class in place of each of this module's: what Django alone
+    would run (the baseline of bench/asgi_hops.py and of the hop-count tests)."""
+    return [_stock_path(path) if path.startswith(f"{__name__}.") else path for path in paths]
+
+
+def _stock_path(path: str) -> str:
+    cls = import_string(path)
+    base = next(b for b in cls.__mro__[1:] if not b.__module__.startswith("console."))
+    return f"{base.__module__}.{base.__qualname__}"

@@ -13,9 +13,9 @@ import pytest
 from asgiref import sync
 from django.core.handlers.asgi import ASGIHandler
 from django.core.signals import request_finished, request_started
-from django.utils.module_loading import import_string
 
 from console.asgi_handler import ConsoleAsgiHandler, RequestThreads, view_is_async
+from console.async_middleware import stock_middleware
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -44,16 +44,7 @@ async def get(app, path: str, **kwargs) -> httpx.Response:
 @pytest.fixture
 def djangos_middleware(settings):
     """MIDDLEWARE with Django's own classes in place of console.async_middleware's."""
-    settings.MIDDLEWARE = [
-        _django_path(path) if path.startswith("console.async_middleware.") else path
-        for path in settings.MIDDLEWARE
-    ]
-
-
-def _django_path(path: str) -> str:
-    cls = import_string(path)
-    base = next(b for b in cls.__mro__[1:] if not b.__module__.startswith("console."))
-    return f"{base.__module__}.{base.__qualname__}"
+    settings.MIDDLEWARE = stock_middleware(settings.MIDDLEWARE)
 
 
 @pytest.mark.asyncio
