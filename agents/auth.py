@@ -18,11 +18,9 @@ from console.tokens import AGENT_TOKEN_KIND, PREFIX_LENGTH, token_matches
 
 _unrevoked_by_prefix = PreparedQuery(
     AgentToken,
-    lambda prefix: (
-        AgentToken.objects.select_related("agent")
-        .filter(prefix=prefix, revoked_at__isnull=True)
-        .order_by("pk")[:1]
-    ),
+    lambda prefix: AgentToken.objects.select_related("agent").filter(
+        prefix=prefix, revoked_at__isnull=True
+    )[:1],
     prefix=CharField(),
 )
 

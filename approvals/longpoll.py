@@ -183,8 +183,8 @@ def _keep(task: asyncio.Task[Any]) -> None:
 
 
 def _unsubscribe(layer: Any, group: str, channel: str | None) -> None:
-    """Leave the group in the background: the answer does not wait for that round trip (a
-    membership left behind only expires; a later push to it finds no reader)."""
+    """Leave the group in the background: the answer does not wait for it (a membership
+    left behind by a failure holds a name, no subscription: a later push finds no reader)."""
     if channel is None:
         return
     _keep(asyncio.get_running_loop().create_task(_discard(layer, group, channel)))

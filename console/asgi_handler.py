@@ -7,7 +7,8 @@ event loop and the sync thread for a `GET /healthz` (a sync view, like nearly ev
 here), each one a wait for the other side (docs/benchmarks.md, "Per-request hops").
 
 `ConsoleAsgiHandler` keeps that chain for the async views (the approvals long-poll and the
-hook endpoints that wait stay on the event loop, holding no thread) and serves every other
+hook endpoints that wait stay on the event loop, holding no thread; there the middleware's
+hooks run on the loop, console.async_middleware) and serves every other
 request through a second, all-sync chain of the same middleware, entered with one
 `sync_to_async` hop. The view's URL decides which, resolved the way Django's own handler
 resolves it (`ROOT_URLCONF`); a URL that resolves to nothing takes the sync chain (Django's

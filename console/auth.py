@@ -50,8 +50,10 @@ _personal_by_prefix = PreparedQuery(
     lambda prefix: (
         ApiToken.objects.select_related("user")
         .filter(prefix=prefix, revoked_at__isnull=True, user__is_active=True)
-        .annotate(user_group_names=group_names_subquery("user_id"))  # roles: no 2nd query
-        .order_by("pk")[:1]
+        .annotate(user_group_names=group_names_subquery("user_id"))[
+              # roles: no 2nd query
+            :1
+        ]
     ),
     prefix=models.CharField(),
 )

@@ -132,7 +132,8 @@ class PreparedQuery[M: models.Model, R]:
                 compiled = self._compiled.get(alias) or self._compile(alias)
                 self._compiled[alias] = compiled
         connection = connections[alias]
-        if compiled.queryset.query.select_for_update and connection.get_autocommit():
+        locks = compiled.queryset.query.select_for_update
+        if locks and connection.features.has_select_for_update and connection.get_autocommit():
             # What the compiler would say: the lock would end with the statement.
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."

@@ -8,7 +8,9 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, transaction
 from django.db.models import CharField, DateTimeField, IntegerField
+from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from console.prepared import PreparedQuery
@@ -86,3 +88,19 @@ def test_arguments_must_be_used_and_given(alice):
     prepared = PreparedQuery(User, _with_groups, user_id=IntegerField())
     with pytest.raises(TypeError, match="user_id"):
         prepared.first(pk=alice.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locking_read_runs_only_inside_a_transaction():
+    alice = User.objects.create_user("alice-lock")
+    locked = PreparedQuery(
+        User,
+        lambda user_id: User.objects.select_for_update().filter(pk=user_id)[:1],
+        user_id=IntegerField(),
+    )
+    with transaction.atomic():
+        assert locked.first(user_id=alice.pk) == alice  # compiled here
+    if not connection.features.has_select_for_update:
+        return  # SQLite: no row locks, and Django lets the query run anywhere
+    with pytest.raises(TransactionManagementError):
+        locked.first(user_id=alice.pk)
