@@ -45,18 +45,15 @@ def token_touch(model_cls: type[models.Model], token: Any) -> None:
         token.last_used_at = now
 
 
-_personal_by_prefix = PreparedQuery(
-    ApiToken,
-    lambda prefix: (
-        ApiToken.objects.select_related("user")
-        .filter(prefix=prefix, revoked_at__isnull=True, user__is_active=True)
-        .annotate(user_group_names=group_names_subquery("user_id"))[
-              # roles: no 2nd query
-            :1
-        ]
-    ),
-    prefix=models.CharField(),
-)
+def _personal_token(prefix: str) -> models.QuerySet[ApiToken]:
+    rows = ApiToken.objects.select_related("user").filter(
+        prefix=prefix, revoked_at__isnull=True, user__is_active=True
+    )
+    # The user's roles in the same query: no second one for the role checks.
+    return rows.annotate(user_group_names=group_names_subquery("user_id"))[:1]
+
+
+_personal_by_prefix = PreparedQuery(ApiToken, _personal_token, prefix=models.CharField())
 
 
 def personal_token_resolve(plaintext: str) -> tuple[Any, ApiToken] | None:
