@@ -7,7 +7,7 @@ agents by ReviewerScope rows) and admins (all). Agents see only their own, by id
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -134,30 +134,40 @@ def _uuid(pk: UUID | str) -> UUID:
         raise Http404("No such escalation.") from None
 
 
-def _one_visible(rows: QuerySet[Escalation], pk: UUID) -> QuerySet[Escalation]:
-    return rows.select_related("agent").filter(pk=pk)[:1]
+class _OneByReach:
+    """One escalation by id, read as each kind of reviewer may reach it (the two shapes of
+    escalations_visible_to: every row for admins, the scoped rows for other reviewers);
+    `shape(rows, pk)` makes the query of those rows."""
+
+    def __init__(self, shape: Callable[[QuerySet[Escalation], UUID], QuerySet[Escalation]]):
+        self.every = PreparedQuery(
+            Escalation, lambda pk: shape(Escalation.objects.all(), pk), pk=UUIDField()
+        )
+        self.in_scope = PreparedQuery(
+            Escalation,
+            lambda pk, user_id: shape(Escalation.objects.filter(_scope_filter(user_id)), pk),
+            pk=UUIDField(),
+            user_id=models.IntegerField(),
+        )
+
+    def first(self, user: Any, pk: UUID) -> Escalation | None:
+        if not is_reviewer(user):
+            return None
+        if is_admin(user):
+            return self.every.first(pk=pk)
+        return self.in_scope.first(pk=pk, user_id=user.pk)
 
 
-# One escalation as each kind of reviewer may see it (escalations_visible_to).
-_visible_to_all = PreparedQuery(
-    Escalation, lambda pk: _one_visible(Escalation.objects.all(), pk), pk=UUIDField()
-)
-_visible_in_scope = PreparedQuery(
-    Escalation,
-    lambda pk, user_id: _one_visible(Escalation.objects.filter(_scope_filter(user_id)), pk),
-    pk=UUIDField(),
-    user_id=models.IntegerField(),
+_visible = _OneByReach(lambda rows, pk: rows.select_related("agent").filter(pk=pk)[:1])
+# The decision's row lock: the scope check and the lock in one query.
+_lockable = _OneByReach(
+    lambda rows, pk: rows.select_for_update(of=("self",)).select_related("agent").filter(pk=pk)[:1]
 )
 
 
 def get_escalation_for_user(user: Any, pk: UUID | str, *, write: bool = False) -> Escalation:
     """The escalation if `user` may see it (people see exactly what they may decide); else 404."""
-    escalation = None
-    if is_reviewer(user):
-        if is_admin(user):
-            escalation = _visible_to_all.first(pk=_uuid(pk))
-        else:
-            escalation = _visible_in_scope.first(pk=_uuid(pk), user_id=user.pk)
+    escalation = _visible.first(user, _uuid(pk))
     if escalation is None:
         raise Http404("No such escalation.")
     return escalation
@@ -181,34 +191,15 @@ def get_escalation_for_agent(agent: Agent, pk: UUID | str) -> Escalation:
     return escalation
 
 
-def _locked(rows: QuerySet[Escalation], pk: UUID) -> QuerySet[Escalation]:
-    return rows.select_for_update(of=("self",)).select_related("agent").filter(pk=pk)[:1]
-
-
-_locked_any = PreparedQuery(
-    Escalation, lambda pk: _locked(Escalation.objects.all(), pk), pk=UUIDField()
-)
-_locked_in_scope = PreparedQuery(
-    Escalation,
-    lambda pk, user_id: _locked(Escalation.objects.filter(_scope_filter(user_id)), pk),
-    pk=UUIDField(),
-    user_id=models.IntegerField(),
-)
-
-
 def escalation_locked_for(user: Any, pk: UUID) -> Escalation | None:
     """The escalation row locked FOR UPDATE (in the caller's transaction) if `user` may
     decide it, else None: one query for the scope check and the lock."""
-    if not is_reviewer(user):
-        return None
-    if is_admin(user):
-        return _locked_any.first(pk=pk)
-    return _locked_in_scope.first(pk=pk, user_id=user.pk)
+    return _lockable.first(user, pk)
 
 
 def escalation_locked(pk: UUID) -> Escalation:
     """The escalation row locked FOR UPDATE, whoever may decide it (DoesNotExist: gone)."""
-    row = _locked_any.first(pk=pk)
+    row = _lockable.every.first(pk=pk)
     if row is None:
         raise Escalation.DoesNotExist(f"escalation {pk} is gone")
     return row
