@@ -10,6 +10,9 @@ from django.db.models import CharField, IntegerField, Q, QuerySet
 
 from agents.models import Agent, CustomAgent, Event, Hook, HookMode
 from console.prepared import PreparedQuery
+
+# The agent side's own matcher (anchored, case-sensitive, `*` all, empty nothing):
+# the console decides which hooks apply with exactly the code that runs them.
 from console_client.context_mapping import matcher_matches
 
 

@@ -8,17 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import (
-    Case,
-    Count,
-    OuterRef,
-    Prefetch,
-    Q,
-    QuerySet,
-    Subquery,
-    Value,
-    When,
-)
+from django.db.models import Case, Count, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
@@ -33,9 +23,6 @@ from agents.validation import (
 from console.actors import is_agent
 from console.api import yaml_dump
 from console.roles import is_admin, is_auditor, is_reviewer
-
-# The agent side's own matcher (anchored, case-sensitive, `*` all, empty nothing):
-# the console decides which hooks apply with exactly the code that runs them.
 
 
 def agents_visible_to(user: Any) -> QuerySet[Agent]:

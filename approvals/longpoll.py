@@ -29,7 +29,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from agents.models import AgentToken
 from approvals.live import escalation_group, remember_server_loop
 from approvals.models import Escalation
-from approvals.selectors import effective_status, get_escalation_for_agent
+from approvals.selectors import effective_status, escalation_by_id, get_escalation_for_agent
 from approvals.wire import status_answer
 from console.actors import AgentPrincipal, is_agent
 from console.auth import BearerTokenAuthentication
@@ -89,11 +89,6 @@ def _with_token(pk: UUID, token_pk: int) -> QuerySet[Escalation]:
     return rows.filter(pk=pk)[:1]
 
 
-_row = PreparedQuery(
-    Escalation,
-    lambda pk: Escalation.objects.select_related("agent").filter(pk=pk)[:1],
-    pk=UUIDField(),
-)
 _row_and_token = PreparedQuery(
     Escalation,
     _with_token,
@@ -106,7 +101,7 @@ def _reread(escalation: Escalation, token_pk: int | None = None) -> Escalation:
     """The row as it stands; with `token_pk`, in the same query, whether that agent token is
     still unrevoked (`token_active` on the row): one round trip after a wake-up."""
     if token_pk is None:
-        row = _row.first(pk=escalation.pk)
+        row = escalation_by_id(escalation.pk)
     else:
         row = _row_and_token.first(pk=escalation.pk, token_pk=token_pk)
     if row is None:

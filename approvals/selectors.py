@@ -134,43 +134,60 @@ def _uuid(pk: UUID | str) -> UUID:
         raise Http404("No such escalation.") from None
 
 
-class _OneByReach:
-    """One escalation by id, read as each kind of reviewer may reach it (the two shapes of
-    escalations_visible_to: every row for admins, the scoped rows for other reviewers);
-    `shape(rows, pk)` makes the query of those rows."""
+class _ByReach[R]:
+    """A read of escalations in both shapes of escalations_visible_to (every row for
+    admins, the scoped rows for other reviewers), each compiled once: `shape(rows, **args)`
+    makes the query of those rows; `arguments` declares args' fields."""
 
-    def __init__(self, shape: Callable[[QuerySet[Escalation], UUID], QuerySet[Escalation]]):
+    def __init__(
+        self, shape: Callable[..., QuerySet[Escalation, R]], **arguments: models.Field[Any, Any]
+    ) -> None:
         self.every = PreparedQuery(
-            Escalation, lambda pk: shape(Escalation.objects.all(), pk), pk=UUIDField()
+            Escalation, lambda **args: shape(Escalation.objects.all(), **args), **arguments
         )
         self.in_scope = PreparedQuery(
             Escalation,
-            lambda pk, user_id: shape(Escalation.objects.filter(_scope_filter(user_id)), pk),
-            pk=UUIDField(),
+            lambda user_id, **args: shape(
+                Escalation.objects.filter(_scope_filter(user_id)), **args
+            ),
             user_id=models.IntegerField(),
+            **arguments,
         )
 
-    def first(self, user: Any, pk: UUID) -> Escalation | None:
+    def rows(self, user: Any, **args: Any) -> list[R]:
+        """What `user` may see of the read (nothing for non-reviewers)."""
         if not is_reviewer(user):
-            return None
+            return []
         if is_admin(user):
-            return self.every.first(pk=pk)
-        return self.in_scope.first(pk=pk, user_id=user.pk)
+            return self.every(**args)
+        return self.in_scope(user_id=user.pk, **args)
+
+    def first(self, user: Any, **args: Any) -> R | None:
+        rows = self.rows(user, **args)
+        return rows[0] if rows else None
 
 
-_visible = _OneByReach(lambda rows, pk: rows.select_related("agent").filter(pk=pk)[:1])
+_visible: _ByReach[Escalation] = _ByReach(
+    lambda rows, pk: rows.select_related("agent").filter(pk=pk)[:1], pk=UUIDField()
+)
 # The decision's row lock: the scope check and the lock in one query.
-_lockable = _OneByReach(
-    lambda rows, pk: rows.select_for_update(of=("self",)).select_related("agent").filter(pk=pk)[:1]
+_lockable: _ByReach[Escalation] = _ByReach(
+    lambda rows, pk: rows.select_for_update(of=("self",)).select_related("agent").filter(pk=pk)[:1],
+    pk=UUIDField(),
 )
 
 
 def get_escalation_for_user(user: Any, pk: UUID | str, *, write: bool = False) -> Escalation:
     """The escalation if `user` may see it (people see exactly what they may decide); else 404."""
-    escalation = _visible.first(user, _uuid(pk))
+    escalation = _visible.first(user, pk=_uuid(pk))
     if escalation is None:
         raise Http404("No such escalation.")
     return escalation
+
+
+def escalation_by_id(pk: UUID) -> Escalation | None:
+    """The escalation with its agent, whoever asks (callers have checked access)."""
+    return _visible.every.first(pk=pk)
 
 
 _agents_escalation = PreparedQuery(
@@ -194,7 +211,7 @@ def get_escalation_for_agent(agent: Agent, pk: UUID | str) -> Escalation:
 def escalation_locked_for(user: Any, pk: UUID) -> Escalation | None:
     """The escalation row locked FOR UPDATE (in the caller's transaction) if `user` may
     decide it, else None: one query for the scope check and the lock."""
-    return _lockable.first(user, pk)
+    return _lockable.first(user, pk=pk)
 
 
 def escalation_locked(pk: UUID) -> Escalation:
@@ -332,17 +349,9 @@ def _soonest(rows: QuerySet[Escalation]) -> QuerySet[Escalation, datetime]:
     return expiries[: COUNTER_EXPIRIES_MAX + 1]
 
 
-# The counter's first query, for the two kinds of reviewer (escalations_visible_to).
-_soonest_for_all = PreparedQuery(
-    Escalation,
-    lambda now: _soonest(Escalation.objects.filter(_open(now))),
-    now=DateTimeField(),
-)
-_soonest_in_scope = PreparedQuery(
-    Escalation,
-    lambda now, user_id: _soonest(Escalation.objects.filter(_open(now), _scope_filter(user_id))),
-    now=DateTimeField(),
-    user_id=models.IntegerField(),
+# The counter's first query: the soonest expiries of the open rows.
+_soonest_open: _ByReach[datetime] = _ByReach(
+    lambda rows, now: _soonest(rows.filter(_open(now))), now=DateTimeField()
 )
 
 
@@ -353,12 +362,7 @@ def _open(now: datetime) -> Q:
 def pending_counter(user: Any, *, now: datetime | None = None) -> PendingCounter:
     """One query while at most COUNTER_EXPIRIES_MAX are open, two beyond."""
     now = now or timezone.now()
-    if not is_reviewer(user):
-        return PendingCounter(count=0, expiries=(), now=now)
-    if is_admin(user):
-        soonest = _soonest_for_all(now=now)
-    else:
-        soonest = _soonest_in_scope(now=now, user_id=user.pk)
+    soonest = _soonest_open.rows(user, now=now)
     if len(soonest) <= COUNTER_EXPIRIES_MAX:
         return PendingCounter(count=len(soonest), expiries=tuple(soonest), now=now)
     count = escalations_visible_to(user).filter(_open(now)).count()
