@@ -145,6 +145,9 @@ DATABASE_TRANSACTION_POOLING = env_bool("DATABASE_TRANSACTION_POOLING", False)
 DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
 
 
+PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
+
+
 def postgresql_database(url: str, name: str) -> dict[str, Any]:
     """The alias of `url` (env variable `name`); PostgreSQL gets the console's pool and,
     behind a transaction pooler, what transaction pooling needs."""
@@ -168,9 +171,14 @@ def postgresql_database(url: str, name: str) -> dict[str, Any]:
         }
     if DATABASE_TRANSACTION_POOLING:
         # `.iterator()` would DECLARE a cursor WITH HOLD, which lives in one server session.
-        # (Prepared statements, the other session-bound thing, are off already: Django opens
-        # psycopg connections with prepare_threshold=None unless OPTIONS asks otherwise.)
+        # (Prepared statements, the other session-bound thing, stay off: Django opens psycopg
+        # connections with prepare_threshold=None unless OPTIONS asks otherwise.)
         database["DISABLE_SERVER_SIDE_CURSORS"] = True
+    elif DATABASE_POOL_MAX:
+        # Prepared statements allowed (a pooled session lives on), and made only where asked:
+        # console.prepared's hot reads ask for them; Django's own cursors bind on the client
+        # and never prepare, and no query runs often enough for psycopg to prepare it alone.
+        options.setdefault("prepare_threshold", PREPARE_ONLY_WHEN_ASKED)
     if options:
         database["OPTIONS"] = options
     return database

@@ -104,3 +104,49 @@ def test_a_locking_read_runs_only_inside_a_transaction():
         return  # SQLite: no row locks, and Django lets the query run anywhere
     with pytest.raises(TransactionManagementError):
         locked.first(user_id=alice.pk)
+
+
+def _server_statements(marker: str) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [statement for (statement,) in cursor.fetchall() if marker in statement]
+
+
+def _active_but_not(user_id: int):
+    """A constant parameter (a string with a percent sign) beside the argument."""
+    return User.objects.filter(pk=user_id, is_active=True).exclude(username="100% prepared")[:1]
+
+
+@pytest.mark.postgresql
+def test_postgresql_prepares_it_once_with_the_constants_written_in(alice, rita):
+    prepared = PreparedQuery(User, _active_but_not, user_id=IntegerField())
+    assert prepared.first(user_id=alice.pk) == alice
+    assert prepared.first(user_id=rita.pk) == rita
+    assert prepared.first(user_id=10**9) is None
+    (statement,) = _server_statements("100% prepared")
+    assert "'100% prepared'" in statement
+    assert "$1" in statement and "$2" not in statement
+
+
+@pytest.mark.postgresql
+def test_a_connection_without_prepared_statements_runs_it_as_any_query(alice, monkeypatch):
+    """What console.settings gives behind a transaction pooler (prepare_threshold=None)."""
+    connection.ensure_connection()
+    monkeypatch.setattr(connection.connection, "prepare_threshold", None)
+    prepared = PreparedQuery(User, _active_but_not, user_id=IntegerField())
+    assert prepared.first(user_id=alice.pk) == alice
+    assert _server_statements("100% prepared") == []
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_after_a_rollback_it_is_prepared_again():
+    """psycopg deallocates its statements on a rollback; the next call prepares anew."""
+    bob = User.objects.create_user("bob-prepared")
+    prepared = PreparedQuery(User, _active_but_not, user_id=IntegerField())
+    assert prepared.first(user_id=bob.pk) == bob
+    with pytest.raises(RuntimeError), transaction.atomic():
+        assert prepared.first(user_id=bob.pk) == bob
+        raise RuntimeError("roll back")
+    assert prepared.first(user_id=bob.pk) == bob
+    assert len(_server_statements("100% prepared")) == 1

@@ -100,8 +100,10 @@ def test_transaction_pooling_and_a_read_replica(monkeypatch):
     # The URL's own options stay beside the pool.
     assert default["OPTIONS"]["sslmode"] == "require"
     assert default["OPTIONS"]["pool"]["max_size"] == 64
-    # Django opens psycopg connections with prepare_threshold=None unless told otherwise.
+    # Django opens psycopg connections with prepare_threshold=None unless told otherwise: no
+    # prepared statement, which would live in one server session.
     assert "prepare_threshold" not in default["OPTIONS"]
+    assert "prepare_threshold" not in replica["OPTIONS"]
     # Tests run against one database: the replica alias reads the test database.
     assert replica["TEST"] == {"MIRROR": "default"}
 
@@ -110,6 +112,17 @@ def test_without_pooling_or_replica_one_alias_as_before(monkeypatch):
     settings = _load(monkeypatch, DATABASE_URL="postgres://console:pw@db.internal:5432/console")
     assert list(settings["DATABASES"]) == ["default"]
     assert not settings["DATABASES"]["default"]["DISABLE_SERVER_SIDE_CURSORS"]
+    # Prepared statements where console.prepared asks for them, and nowhere by themselves.
+    threshold = settings["DATABASES"]["default"]["OPTIONS"]["prepare_threshold"]
+    assert threshold == settings["PREPARE_ONLY_WHEN_ASKED"] >= 2**31 - 1
+    # Without the pool each request opens its own session: preparing would cost a round trip
+    # that no later call gains back.
+    unpooled = _load(
+        monkeypatch,
+        DATABASE_URL="postgres://console:pw@db.internal:5432/console",
+        DATABASE_POOL_MAX="0",
+    )
+    assert "prepare_threshold" not in unpooled["DATABASES"]["default"].get("OPTIONS", {})
 
 
 def test_replica_needs_a_postgresql_primary_and_url(monkeypatch):
