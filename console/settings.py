@@ -176,8 +176,8 @@ def postgresql_database(url: str, name: str) -> dict[str, Any]:
         database["DISABLE_SERVER_SIDE_CURSORS"] = True
     elif DATABASE_POOL_MAX:
         # Prepared statements allowed (a pooled session lives on), and made only where asked:
-        # console.prepared's hot reads ask for them; Django's own cursors bind on the client
-        # and never prepare, and no query runs often enough for psycopg to prepare it alone.
+        # console.prepared's hot reads ask for them. Django's own cursors bind on the client
+        # and never prepare; for the others (record ingest's) the threshold is out of reach.
         options.setdefault("prepare_threshold", PREPARE_ONLY_WHEN_ASKED)
     if options:
         database["OPTIONS"] = options
