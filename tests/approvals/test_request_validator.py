@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import jsonschema
+import jsonschema_rs
 import pytest
 from agent_hooks import AgentContextBuilder, Verdict
 from agent_hooks.canonical import context_identity
@@ -108,11 +110,11 @@ def corpus() -> list[tuple[dict[str, Any], bool]]:
 
 @pytest.mark.parametrize(("request_wire", "valid"), corpus())
 def test_reference_and_accelerator_agree(request_wire, valid):
-    point = (request_wire.get("verdict") or {}).get("reason") or ""
+    reason = (request_wire.get("verdict") or {}).get("reason") or ""
     request_ok = validation.sdk_validator("approval.schema.json", "request").is_valid(request_wire)
     verdict_ok = (
         not isinstance(request_wire.get("verdict"), dict)
-        or str(point).startswith("host_error:")
+        or str(reason).startswith("host_error:")
         or validation.sdk_validator("verdict.schema.json").is_valid(request_wire["verdict"])
     )
     assert (request_ok and verdict_ok) is valid
@@ -129,9 +131,6 @@ def test_what_the_accelerator_refuses_the_reference_decides_and_explains():
     """A pattern's `$` in Python matches before a final newline, in ECMA 262 it does not: the
     accelerator refuses, the reference accepts, and the reference's verdict stands."""
     schema = {"type": "object", "properties": {"v": {"type": "string", "pattern": "^[a-z]+$"}}}
-    import jsonschema
-    import jsonschema_rs
-
     assert jsonschema.Draft202012Validator(schema).is_valid({"v": "abc\n"})
     assert not jsonschema_rs.Draft202012Validator(schema).is_valid({"v": "abc\n"})
     request = valid_requests()[0]
