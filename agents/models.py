@@ -71,7 +71,10 @@ class Agent(models.Model):
 
 
 class CustomAgent(models.Model):
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="custom_agents")
+    # Indexed by custom_agent_unique_name, which leads with it.
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="custom_agents", db_index=False
+    )
     name = models.CharField(max_length=64, validators=[name_validator])
     instructions = models.TextField(blank=True)
     handoff_description = models.TextField(blank=True)
@@ -96,7 +99,8 @@ class Hook(models.Model):
     key = models.CharField(max_length=32, unique=True, default=new_hook_key, editable=False)
     name = models.CharField(max_length=80)
     description = models.TextField(blank=True, default="")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="hooks")
+    # Indexed by (agent, custom_agent, event, position), which leads with it.
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="hooks", db_index=False)
     custom_agent = models.ForeignKey(
         CustomAgent, on_delete=models.CASCADE, null=True, blank=True, related_name="hooks"
     )
@@ -151,7 +155,10 @@ class ConfigRevision(models.Model):
         AGENT = "agent", "Agent level"
         CUSTOM_AGENT = "custom_agent", "Custom agent"
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="revisions")
+    # Indexed by revision_unique_number, which leads with it.
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="revisions", db_index=False
+    )
     scope = models.CharField(max_length=16, choices=Scope.choices)
     # Kept as a name, not a foreign key, so history survives a deleted custom agent.
     custom_agent_name = models.CharField(max_length=64, blank=True)
@@ -211,7 +218,10 @@ class RuntimeSession(models.Model):
     """One session of another agent runtime that reached a Stop: the Stop rejections in a
     row, which bound a Stop hook that always rejects (each hook call is its own request)."""
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runtime_sessions")
+    # Indexed by runtime_session_unique_per_agent, which leads with it.
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="runtime_sessions", db_index=False
+    )
     runtime = models.CharField(max_length=16, choices=Runtime.choices)
     session_id = models.CharField(max_length=200)
     stop_rejection_count = models.PositiveIntegerField(default=0)
@@ -243,7 +253,8 @@ class HookSample(models.Model):
     """A named sample context of one hook and the verdict it should give; the samples of a
     hook are re-run together before a change to it is saved."""
 
-    hook = models.ForeignKey(Hook, on_delete=models.CASCADE, related_name="samples")
+    # Indexed by hook_sample_name_unique, which leads with it.
+    hook = models.ForeignKey(Hook, on_delete=models.CASCADE, related_name="samples", db_index=False)
     name = models.CharField(max_length=80)
     context = models.JSONField()
     expected = models.CharField(max_length=16, choices=SampleVerdict.choices)

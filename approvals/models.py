@@ -28,7 +28,13 @@ class VoteOutcome(models.TextChoices):
 
 class Escalation(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="escalations")
+    # No index of its own: (agent, status, -created_at) leads with it. A second one on agent
+    # alone is not only redundant: on a table the planner has no statistics for yet, it
+    # ties with the unique (agent, context_identity) index and wins, and the identity look-up
+    # of every new escalation then scans all of that agent's rows.
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="escalations", db_index=False
+    )
     custom_agent_name = models.CharField(max_length=64, blank=True)
     # Kept as a key too, so history survives a deleted hook.
     hook = models.ForeignKey("agents.Hook", on_delete=models.SET_NULL, null=True, blank=True)
@@ -99,7 +105,10 @@ class Escalation(models.Model):
 class EscalationVote(models.Model):
     """One reviewer's vote; the final approving vote (or any rejection) decides."""
 
-    escalation = models.ForeignKey(Escalation, on_delete=models.CASCADE, related_name="votes")
+    # Indexed by escalation_vote_one_per_reviewer, which leads with it.
+    escalation = models.ForeignKey(
+        Escalation, on_delete=models.CASCADE, related_name="votes", db_index=False
+    )
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     reviewer_label = models.CharField(max_length=150)
     outcome = models.CharField(max_length=8, choices=VoteOutcome.choices)
@@ -122,8 +131,12 @@ class EscalationVote(models.Model):
 class ReviewerScope(models.Model):
     """Restricts a reviewer to some agents. A reviewer with no rows may decide for all agents."""
 
+    # Indexed by reviewer_scope_unique, which leads with it.
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviewer_scopes"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="reviewer_scopes",
+        db_index=False,
     )
     agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

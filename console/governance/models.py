@@ -14,7 +14,7 @@ class GovernanceEvent(models.Model):
     service refuses values outside the catalogue). `request_id` is the `X-Request-ID` of the
     request (or websocket, or task) that made the change; null for periodic work."""
 
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    at = models.DateTimeField(auto_now_add=True)  # indexed by govevent_at_id, (at, id)
     action = models.CharField(max_length=64, db_index=True)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
