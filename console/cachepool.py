@@ -10,6 +10,7 @@ Redis URL; redis-py's pool is thread-safe and starts over in a forked child by i
 from __future__ import annotations
 
 import threading
+from functools import cache
 from typing import Any, ClassVar, Self
 
 import redis
@@ -29,8 +30,15 @@ class SharedConnectionPool(redis.ConnectionPool):
 
 
 def shared_redis() -> redis.Redis:
-    """A client on the process's pool for REDIS_URL (the console's own keys: the seal
-    queue's marks); only where REDIS_URL is set."""
+    """The process's client on its pool for REDIS_URL (the console's own keys: the rate
+    limit's counts, the seal queue's marks); only where REDIS_URL is set."""
     from django.conf import settings
 
-    return redis.Redis(connection_pool=SharedConnectionPool.from_url(settings.REDIS_URL))
+    return _client(settings.REDIS_URL)
+
+
+@cache
+def _client(url: str) -> redis.Redis:
+    # One client per URL, not one per call: a client is thread-safe over its pool, and
+    # building one costs ~90 µs (redis-py reads its own package metadata every time).
+    return redis.Redis(connection_pool=SharedConnectionPool.from_url(url))

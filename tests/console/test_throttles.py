@@ -77,6 +77,17 @@ def test_the_limiter_counts_over_one_redis_pool_for_every_request_context():
     assert received() - before <= 2
 
 
+@pytest.mark.redis
+def test_the_consoles_own_redis_client_is_built_once_per_process():
+    """The limiter and the seal queue ask for it on every agent request; building a client
+    reads redis-py's package metadata each time."""
+    from console.cachepool import SharedConnectionPool, shared_redis
+
+    client = shared_redis()
+    assert shared_redis() is client
+    assert client.connection_pool is SharedConnectionPool.from_url(settings.REDIS_URL)
+
+
 @pytest.mark.django_db
 def test_the_window_slides_the_last_periods_requests_fade_out_as_it_passes(
     sre, tight_rate, monkeypatch
