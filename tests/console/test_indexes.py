@@ -9,9 +9,11 @@ the leading value. The escalation identity look-up on each new escalation did ex
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -20,8 +22,6 @@ from approvals.models import Escalation
 from tests.conftest import AgentWithToken
 
 pytestmark = pytest.mark.django_db
-
-PROJECT_APPS = {"agents", "approvals", "audit", "governance", "console", "runtimes"}
 
 
 def _indexes(table: str) -> dict[str, tuple[list[str], bool]]:
@@ -34,12 +34,20 @@ def _indexes(table: str) -> dict[str, tuple[list[str], bool]]:
     }
 
 
-def test_no_index_is_a_column_prefix_of_another() -> None:
-    tables = {
+def _project_tables() -> set[str]:
+    """The tables of the apps in this repository (not of Django's or a dependency's)."""
+    return {
         model._meta.db_table
-        for model in apps.get_models()
-        if model._meta.app_label in PROJECT_APPS and model._meta.managed
+        for config in apps.get_app_configs()
+        if Path(config.path).is_relative_to(settings.BASE_DIR)
+        and "site-packages" not in Path(config.path).parts
+        for model in config.get_models()
+        if model._meta.managed
     }
+
+
+def test_no_index_is_a_column_prefix_of_another() -> None:
+    tables = _project_tables()
     redundant = []
     for table in sorted(tables):
         indexes = _indexes(table)
@@ -82,9 +90,8 @@ def test_an_escalation_identity_is_looked_up_by_its_unique_index(sre: AgentWithT
         for n in range(300)
     )
     _without_statistics("approvals_escalation")
-    plan = Escalation.objects.filter(agent_id=sre.agent.pk, context_identity="identity-7")[
-        :1
-    ].explain()
+    lookup = Escalation.objects.filter(agent_id=sre.agent.pk, context_identity="identity-7")
+    plan = lookup[:1].explain()
     assert "escalation_unique_identity_per_agent" in plan, plan
 
 
