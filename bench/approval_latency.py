@@ -14,6 +14,10 @@ DB 5, channel prefix `bench`); the servers run with production settings (DEBUG=0
 escalation's frame is timed at the first and at the last of them, which shows what every
 further reviewer online costs (each socket re-checks its access and renders its own frames).
 
+`--open N` first leaves N escalations open in the queue (created through the endpoint,
+in-process; topped up on later runs): every push then counts and renders the reviewer's
+nav counter against a long queue.
+
 `--processes 2` starts two daphne processes on two ports (same database, same Redis). The
 reviewer's socket and the decision stay on the first; escalations alternate: even ones are
 created (and long-polled) on the first process, odd ones on the second, so each push of an
@@ -97,6 +101,30 @@ def fixtures() -> tuple[str, str, str]:
     client = Client()
     client.force_login(reviewer)
     return agent_token, reviewer_token, client.cookies["sessionid"].value
+
+
+def open_queue(agent_token: str, wanted: int) -> int:
+    """Top the bench agent's open escalations up to `wanted`, through the real endpoint
+    (in-process): a reviewer with a long queue, which every push counts and renders against.
+    Returns how many are open."""
+    from django.test import Client
+    from django.utils import timezone
+
+    from approvals.models import Escalation, EscalationStatus
+
+    still_open = Escalation.objects.filter(
+        agent__slug="bench-approvals",
+        status=EscalationStatus.PENDING,
+        expires_at__gt=timezone.now(),
+    ).count()
+    client = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {agent_token}")
+    for n in range(wanted - still_open):
+        response = client.post(
+            "/api/v1/escalations", {"request": approval_request(n)}, content_type="application/json"
+        )
+        if response.status_code != 201:
+            raise SystemExit(f"open escalation: HTTP {response.status_code} {response.content!r}")
+    return max(wanted, still_open)
 
 
 def approval_request(n: int) -> dict[str, Any]:
@@ -373,9 +401,13 @@ def main() -> None:
     parser.add_argument("--escalations", type=int, default=200)
     parser.add_argument("--processes", type=int, default=1, choices=(1, 2))
     parser.add_argument("--reviewers", type=int, default=1, help="reviewer sockets open")
+    parser.add_argument(
+        "--open", type=int, default=0, help="escalations left open in the queue before the run"
+    )
     args = parser.parse_args()
     setup_django()
     tokens = fixtures()
+    still_open = open_queue(tokens[0], args.open) if args.open else 0
     ports = [free_port() for _ in range(args.processes)]
     servers = [start_daphne(port) for port in ports]
     pids = [server.pid for server in servers]
@@ -395,8 +427,8 @@ def main() -> None:
                 server.wait(timeout=10)
     load = os.getloadavg()
     print(
-        f"{args.processes} daphne process(es), {args.reviewers} reviewer socket(s); "
-        f"load average {load[0]:.2f} {load[1]:.2f}"
+        f"{args.processes} daphne process(es), {args.reviewers} reviewer socket(s), "
+        f"{still_open} other escalations open; load average {load[0]:.2f} {load[1]:.2f}"
     )
     print(f"server CPU per escalation (create, frame, long-poll, decision): {cpu:.1f} ms")
     report(results, pubsub, http, args.processes, args.reviewers)

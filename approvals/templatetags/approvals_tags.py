@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -72,3 +73,10 @@ def as_transcript(text: str) -> Transcript:
 @register.filter
 def epoch_ms(moment: datetime | None) -> str:
     return "" if moment is None else str(int(moment.timestamp() * 1000))
+
+
+@register.filter
+def epoch_ms_list(moments: Iterable[datetime]) -> str:
+    """Space-separated epoch_ms: one filter call for the counter's up to
+    COUNTER_EXPIRIES_MAX expiries (a template loop over 200 of them cost ~4 ms a render)."""
+    return " ".join(epoch_ms(moment) for moment in moments)
