@@ -357,11 +357,13 @@ _soonest_open: _ByReach[datetime] = _ByReach(
 # row has the same status). Built by Django on every call it cost ~3 ms of Python against
 # ~1 ms in PostgreSQL with 1,000 open rows (docs/benchmarks.md, eleventh pass).
 _open_count: _ByReach[int] = _ByReach(
-    lambda rows, now: rows.filter(_open(now))
-    .order_by()
-    .values("status")
-    .annotate(open=Count("pk"))
-    .values_list("open", flat=True),
+    lambda rows, now: (
+        rows.filter(_open(now))
+        .order_by()
+        .values("status")
+        .annotate(open=Count("pk"))
+        .values_list("open", flat=True)
+    ),
     now=DateTimeField(),
 )
 
