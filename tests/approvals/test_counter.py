@@ -18,7 +18,8 @@ from tests.approvals.conftest import make_reviewer
 pytestmark = pytest.mark.django_db
 
 
-def _copies(template: Escalation, count: int, agent_id: int, **fields) -> list[Escalation]:
+def _copies(template: Escalation, agent_id: int, rows: list[dict]) -> list[Escalation]:
+    """One copy of `template` for `agent_id` per item of `rows` (its fields overridden)."""
     values = {
         field.attname: getattr(template, field.attname)
         for field in Escalation._meta.concrete_fields
@@ -34,7 +35,7 @@ def _copies(template: Escalation, count: int, agent_id: int, **fields) -> list[E
                 **fields,
             }
         )
-        for _ in range(count)
+        for fields in rows
     )
 
 
@@ -44,11 +45,10 @@ def test_past_the_expiry_cap_each_reviewer_counts_exactly_the_open_rows_they_may
     template = escalate()
     now = timezone.now()
     soon = [now + timedelta(minutes=5, seconds=i) for i in range(COUNTER_EXPIRIES_MAX + 2)]
-    for moment in soon:
-        _copies(template, 1, sre.agent.pk, expires_at=moment)
-    _copies(template, 3, other.agent.pk)
-    _copies(template, 2, sre.agent.pk, expires_at=now - timedelta(seconds=1))
-    _copies(template, 4, sre.agent.pk, status=EscalationStatus.REJECTED)
+    _copies(template, sre.agent.pk, [{"expires_at": moment} for moment in soon])
+    _copies(template, other.agent.pk, [{}] * 3)
+    _copies(template, sre.agent.pk, [{"expires_at": now - timedelta(seconds=1)}] * 2)
+    _copies(template, sre.agent.pk, [{"status": EscalationStatus.REJECTED}] * 4)
     sam, olga = make_reviewer("sam"), make_reviewer("olga")
     services.reviewer_scope_set(actor=None, user=sam, agents=[sre.agent])
     services.reviewer_scope_set(actor=None, user=olga, agents=[other.agent])
