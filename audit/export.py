@@ -278,16 +278,28 @@ def stream_copy(
 ) -> Iterator[bytes]:
     """Sync stream through Django's own connection to database `using` (WSGI, tests,
     management commands). `finish(manifest)` runs once every byte is produced, before the
-    last piece is sent."""
+    last piece is sent.
+
+    A client that goes away mid-COPY closes this generator, and psycopg cancels the
+    statement: inside a transaction (an atomic block, a test) the cancel would leave it
+    aborted, so there the COPY runs under a savepoint that is rolled back."""
     pieces = _Pieces(header_bytes(fmt), copy_rows=fmt == ExportFormat.CSV)
     connection = connections[using]
     connection.ensure_connection()
-    with connection.connection.cursor() as cursor:
-        with cursor.copy(statement) as copy:
-            for block in copy:
-                if (piece := pieces.add(block)) is not None:
-                    yield piece
-        rows = cursor.rowcount
+    savepoint = connection.savepoint()  # None in autocommit
+    try:
+        with connection.connection.cursor() as cursor:
+            with cursor.copy(statement) as copy:
+                for block in copy:
+                    if (piece := pieces.add(block)) is not None:
+                        yield piece
+            rows = cursor.rowcount
+    except BaseException:
+        if savepoint:
+            connection.savepoint_rollback(savepoint)
+        raise
+    if savepoint:
+        connection.savepoint_commit(savepoint)
     last, manifest = pieces.last(rows)
     finish(manifest)
     if last:

@@ -248,6 +248,20 @@ def test_a_broken_off_stream_records_no_manifest(alice, data, monkeypatch):
     assert InterceptionRecord.objects.count() == 18  # the connection is usable again
 
 
+@pytest.mark.postgresql
+def test_a_client_leaving_mid_copy_leaves_the_transaction_usable(alice, data, monkeypatch):
+    """psycopg cancels a COPY closed mid-stream; inside a transaction that cancel would leave
+    it aborted. This COPY runs for 10 s (200 rows of 50 ms), so the close lands in it."""
+    monkeypatch.setattr(export, "CHUNK_BYTES", 1024)
+    slow = "COPY (SELECT repeat('x', 2000), pg_sleep(0.05) FROM generate_series(1, 200)) TO STDOUT"
+    finished: list[export.Manifest] = []
+    stream = export.stream_copy(slow, "jsonl", finished.append)
+    assert next(stream)
+    stream.close()
+    assert finished == []
+    assert InterceptionRecord.objects.count() == 18
+
+
 def test_empty_export_is_the_header_alone_and_complete(auditor_client, data):
     response = auditor_client.get(URL, {"format": "csv", "agent": "nobody"})
     body = body_of(response)
