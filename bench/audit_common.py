@@ -7,6 +7,7 @@ real `daphne` processes on loopback with production settings (DEBUG=0).
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import statistics
@@ -43,6 +44,10 @@ def setup_django() -> None:
     from django.core.management import call_command
 
     django.setup()
+    # The bench's own process logs warnings only (the servers keep their level): at INFO,
+    # every httpx request and axes login of the in-process clients lands in the figures.
+    if "LOG_LEVEL" not in os.environ:
+        logging.getLogger().setLevel(logging.WARNING)
     call_command("migrate", verbosity=0)
 
 
