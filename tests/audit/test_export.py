@@ -249,7 +249,7 @@ def test_a_broken_off_stream_records_no_manifest(alice, data, monkeypatch):
 
 
 @pytest.mark.postgresql
-def test_a_client_leaving_mid_copy_leaves_the_transaction_usable(alice, data, monkeypatch):
+def test_a_client_leaving_mid_copy_leaves_the_transaction_usable(data, monkeypatch):
     """psycopg cancels a COPY closed mid-stream; inside a transaction that cancel would leave
     it aborted. This COPY runs for 10 s (200 rows of 50 ms), so the close lands in it."""
     monkeypatch.setattr(export, "CHUNK_BYTES", 1024)
