@@ -105,7 +105,11 @@ def test_rebuild_counts_every_record_but_the_ones_waiting_for_their_seal(sre: An
 
 def test_minute_rows_are_pruned_but_hours_and_days_keep_counting(sre: Any) -> None:
     now = timezone.now()
-    store_items(sre.agent, _items("a", now - dt.timedelta(days=3), ["allowed", "denied"]))
+    # An hour past the helper's horizon (MINUTE_ROWS_KEPT + 1 day), not on it: at exactly
+    # 3 days, a test started in a minute's last second put its second record (+1 s) into a
+    # minute the helper still compared, and failed.
+    at = now - rollups.MINUTE_ROWS_KEPT - dt.timedelta(days=1, hours=1)
+    store_items(sre.agent, _items("a", at, ["allowed", "denied"]))
     chain_seal_all()
     assert RecordRollup.objects.filter(grain=RollupGrain.MINUTE).exists()
     assert rollups.minute_rows_prune(now) > 0
