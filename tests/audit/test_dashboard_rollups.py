@@ -27,7 +27,7 @@ from audit.selectors import records_filter
 from audit.services import records_purge
 from demo.records import record_item, store_items
 from tests.audit.pages_support import AUDIT_HOOK, DANGER_HOOK, World
-from tests.audit.rollup_support import assert_rollups_match_records
+from tests.audit.rollup_support import MINUTES_COMPARED, assert_rollups_match_records
 
 pytestmark = pytest.mark.django_db
 
@@ -105,10 +105,9 @@ def test_rebuild_counts_every_record_but_the_ones_waiting_for_their_seal(sre: An
 
 def test_minute_rows_are_pruned_but_hours_and_days_keep_counting(sre: Any) -> None:
     now = timezone.now()
-    # An hour past the helper's horizon (MINUTE_ROWS_KEPT + 1 day), not on it: at exactly
-    # 3 days, a test started in a minute's last second put its second record (+1 s) into a
-    # minute the helper still compared, and failed.
-    at = now - rollups.MINUTE_ROWS_KEPT - dt.timedelta(days=1, hours=1)
+    # An hour past the helper's horizon, not on it: there, a test started in a minute's last
+    # second put its second record (+1 s) into a minute the helper still compared, and failed.
+    at = now - MINUTES_COMPARED - dt.timedelta(hours=1)
     store_items(sre.agent, _items("a", at, ["allowed", "denied"]))
     chain_seal_all()
     assert RecordRollup.objects.filter(grain=RollupGrain.MINUTE).exists()
