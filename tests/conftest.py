@@ -3,6 +3,7 @@ agents `sre-agent` and `other-agent`, each with a live token; `fast_password_has
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from django.test import Client
 from agents import services as agent_services
 from agents.models import Agent
 from console import services as console_services
+from tests import loopback_only
 
 # MD5 hashes a password in microseconds; the default hasher costs ~0.75 s per persona here.
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -24,6 +26,19 @@ FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 OWN_SERVER_FOLDERS = frozenset(
     {"browser", "conformance", "e2e", "faults", "reach_clients", "security"}
 )
+
+
+loopback_only.install()
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only() -> Iterator[None]:
+    """Fails the test during which this process looked up or connected beyond loopback
+    (tests/loopback_only.py)."""
+    mark = loopback_only.mark()
+    yield
+    if refused := loopback_only.take_since(mark):
+        pytest.fail("reached beyond loopback: " + "; ".join(refused), pytrace=False)
 
 
 @pytest.fixture

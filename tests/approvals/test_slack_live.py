@@ -65,10 +65,19 @@ def test_signed_click_over_http_decides_and_answers_on_the_response_url(
 
 @pytest.mark.parametrize("round_", range(3))
 def test_inbox_and_slack_at_the_same_instant_one_answer_wins(
-    settings, rita, alice, escalate, round_
+    settings,
+    rita,
+    alice,
+    escalate,
+    receiver_factory,  # noqa: F811
+    worker,  # noqa: F811
+    round_,
 ):
-    """rita rejects in the inbox while alice approves from Slack: one decision, one vote."""
+    """rita rejects in the inbox while alice approves from Slack: one decision, one vote, and
+    Slack's click is answered on its response_url whichever side won."""
     settings.CONSOLE_SLACK_SIGNING_SECRET = SECRET
+    receiver = receiver_factory()
+    settings.CONSOLE_SLACK_RESPONSE_URL_PREFIX = receiver.url + "/"
     services.slack_identity_set(actor=None, user=alice, slack_user_id="U0ALICE001")
     escalation = escalate()
     body = click_body("U0ALICE001", "escalation_approve", str(escalation.pk))
@@ -106,3 +115,5 @@ def test_inbox_and_slack_at_the_same_instant_one_answer_wins(
     else:
         assert escalation.status == EscalationStatus.REJECTED
         assert answers["slack"] == "Nothing decided: already rejected by rita."
+    [delivered] = receiver.wait_for(1)
+    assert delivered["body"]["text"] == answers["slack"]
