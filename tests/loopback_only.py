@@ -59,43 +59,41 @@ def _refuse(what: str) -> OSError:
 def _getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
     if isinstance(host, bytes):
         host = host.decode("idna")
-    if host is None or not isinstance(host, str):
-        return _real_getaddrinfo(host, *args, **kwargs)
-    if host.lower() in LOOPBACK_NAMES or _is_numeric(host):
+    if not isinstance(host, str) or host.lower() in LOOPBACK_NAMES or _is_numeric(host):
         return _real_getaddrinfo(host, *args, **kwargs)
     if _reserved(host):
         raise socket.gaierror(socket.EAI_NONAME, f"{host} is reserved for examples and tests")
     raise _refuse(f"lookup of {host}")
 
 
-def _checked(address: Any) -> None:
-    if isinstance(address, tuple) and address and isinstance(address[0], str):
-        host = address[0].split("%", 1)[0]
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:  # a name: socket.connect looks it up itself
-            loopback = host.lower() in LOOPBACK_NAMES
-        if not loopback:
-            raise _refuse(f"connect to {address[0]} port {address[1]}")
+def _check_connect(sock: socket.socket, address: Any) -> None:
+    """Refuses an IP connect beyond loopback (Unix sockets and the like pass)."""
+    if sock.family not in (socket.AF_INET, socket.AF_INET6) or not isinstance(address, tuple):
+        return
+    host = str(address[0]).split("%", 1)[0]
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: socket.connect looks it up itself
+        loopback = host.lower() in LOOPBACK_NAMES
+    if not loopback:
+        raise _refuse(f"connect to {address[0]} port {address[1]}")
 
 
 def _connect(self: socket.socket, address: Any) -> None:
-    if self.family in (socket.AF_INET, socket.AF_INET6):
-        _checked(address)
+    _check_connect(self, address)
     return _real_connect(self, address)
 
 
 def _connect_ex(self: socket.socket, address: Any) -> int:
-    if self.family in (socket.AF_INET, socket.AF_INET6):
-        _checked(address)
+    _check_connect(self, address)
     return _real_connect_ex(self, address)
 
 
 def install() -> None:
     """Patch this process's socket module; idempotent."""
     socket.getaddrinfo = _getaddrinfo
-    socket.socket.connect = _connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
 
 
 def take_since(mark: int) -> list[str]:
