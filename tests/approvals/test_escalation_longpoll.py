@@ -217,7 +217,12 @@ async def test_a_token_revoked_while_waiting_gets_401_not_the_decision(
 
 @pytest.mark.asyncio
 @pytest.mark.django_db(transaction=True)
-async def test_the_answer_crosses_to_a_thread_only_for_its_own_read(sre, escalate, hops):  # noqa: F811
+async def test_the_answer_crosses_to_a_thread_only_for_its_own_read(
+    sre,
+    escalate,
+    hops,  # noqa: F811
+    close_db_after,
+):
     """Through the console's ASGI handler: Django's middleware hooks run on the event loop
     in the async chain (console.async_middleware; they cost 13 crossings before)."""
     escalation = await sync_to_async(escalate)()
