@@ -18,6 +18,7 @@ from audit.models import DeadLetterReport, InterceptionRecord
 from console import services as console_services
 from console_client.results import HookResult
 from console_client.scripted import ScriptedChatClient, say, tool_call
+from tests.approvals.conftest import in_own_thread
 
 pytestmark = pytest.mark.asyncio
 
@@ -41,7 +42,11 @@ def restart_agent(hooks: Any, ran: list[str]) -> Agent:
 
 async def stored(session_id: str) -> list[InterceptionRecord]:
     return await asyncio.to_thread(
-        lambda: list(InterceptionRecord.objects.filter(session_id=session_id).order_by("sequence"))
+        in_own_thread(
+            lambda: list(
+                InterceptionRecord.objects.filter(session_id=session_id).order_by("sequence")
+            )
+        )
     )
 
 
@@ -104,7 +109,7 @@ async def test_a_failing_hook_is_recorded_as_a_host_error(governed):
     rows = await stored(hooks.last_records[0].session_id)
     assert_all_stored(hooks, rows)
     pre = next(row for row in rows if row.interception_point == "pre_tool_call")
-    [hook] = await asyncio.to_thread(lambda: list(gov.agent.hooks.all()))
+    [hook] = await asyncio.to_thread(in_own_thread(lambda: list(gov.agent.hooks.all())))
     assert (pre.outcome, pre.reason, pre.decided_hook) == (
         "host_error",
         "host_error:interceptor_failed",
@@ -133,7 +138,7 @@ async def test_a_refused_batch_is_dead_lettered_and_shown_on_the_agents_page(gov
     assert sink.dead_lettered == 2 and sink.delivered == 0 and sink.spooled == 0
     lines = sink.dead_letter_file.read_text().splitlines()
     assert len(lines) == 2 and '"status":400' in lines[0] and "/0/record/session_id" in lines[0]
-    [report] = await asyncio.to_thread(lambda: list(DeadLetterReport.objects.all()))
+    [report] = await asyncio.to_thread(in_own_thread(lambda: list(DeadLetterReport.objects.all())))
     assert (report.agent_id, report.records, report.status) == (gov.agent.pk, 2, 400)
     assert "must be at most 200 characters" in report.error
 
@@ -145,6 +150,6 @@ async def test_a_refused_batch_is_dead_lettered_and_shown_on_the_agents_page(gov
         client.force_login(admin)
         return client.get(f"/agents/{gov.agent.slug}/").content.decode()
 
-    html = await asyncio.to_thread(agent_page)
+    html = await asyncio.to_thread(in_own_thread(agent_page))
     assert "2 interception records refused by the console" in html
     assert "must be at most 200 characters" in html
