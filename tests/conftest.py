@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
+from django.db import connections
 from django.test import Client
 
 from agents import services as agent_services
@@ -39,6 +41,14 @@ def _loopback_only() -> Iterator[None]:
     yield
     if refused := loopback_only.take_since(mark):
         pytest.fail("reached beyond loopback: " + "; ".join(refused), pytrace=False)
+
+
+@pytest.fixture
+async def close_db_after():
+    """Async tests reach the database from asgiref's sync thread, which outlives the test:
+    close its connection, or it keeps a session on the test database past its teardown."""
+    yield
+    await sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

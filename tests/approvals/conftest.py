@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from agent_hooks import AgentContextBuilder, Verdict
 from agent_hooks.canonical import context_identity
-from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Group, User
 from django.db import connections
 from django.test import Client
@@ -107,13 +106,6 @@ def in_own_thread(function: Callable[..., Any]) -> Callable[..., Any]:
             connections.close_all()
 
     return run
-
-
-@pytest.fixture
-async def close_db_after():
-    """Async tests reach the database from asgiref's sync thread: close that connection."""
-    yield
-    await sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

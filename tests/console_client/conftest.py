@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
-from django.db import connections
 
 from agents import services
 from agents.models import Agent
@@ -37,17 +35,8 @@ class Governed:
 
 
 @pytest.fixture
-async def _close_sync_thread_db() -> Any:
-    """The async tests read the database back through asgiref's sync thread, which outlives
-    the test (and the session): close its connection, or it keeps a session on the test
-    database open past its teardown."""
-    yield
-    await sync_to_async(connections.close_all)()
-
-
-@pytest.fixture
 def governed(
-    _close_sync_thread_db: None,
+    close_db_after: None,
     transactional_db: None,
     request: pytest.FixtureRequest,
     tmp_path: Path,

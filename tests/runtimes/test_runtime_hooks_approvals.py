@@ -9,7 +9,6 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import connections
 from django.test import AsyncClient
 
 from approvals import services
@@ -18,14 +17,7 @@ from audit.models import InterceptionRecord
 from tests.approvals.conftest import in_own_thread
 from tests.runtimes.runtime_support import CLAUDE_PRE, CWD, SESSION, add_hook
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-async def _close_db_after():
-    """The requests reach the database from asgiref's sync thread: close that connection."""
-    yield
-    await sync_to_async(connections.close_all)()
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("close_db_after")]
 
 
 async def _pending_escalation() -> Escalation:
