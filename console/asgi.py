@@ -2,7 +2,7 @@
 request id per connection).
 
 Once the application is built, the objects made at start-up (Django's apps, URL resolvers,
-the SDK's compiled schemas: most of the process's heap) move to the collector's permanent
+the imported modules: most of the process's heap) move to the collector's permanent
 generation, and the youngest generation is collected after 20,000 net allocations instead
 of 2,000. A request that parses a 1,000-record batch allocates tens of thousands of
 containers, all alive until it ends: with the defaults every such request paid for several
