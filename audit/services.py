@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +58,25 @@ _PG_TYPES: dict[Kind, str] = {
     Kind.JSON: "text",
 }
 _PG_CASTS: dict[Kind, str] = {Kind.TEXT_LIST: "::text[]", Kind.JSON: "::jsonb"}
+
+
+# A batch's first statement sets the transaction's timeouts and, for the COPY, takes the
+# batch's ids and queues them for sealing, in one round trip. The seal-queue row's foreign
+# key is also what keeps the batch from being stored for an agent deleted meanwhile (its
+# check at commit waits for the agent's row; the records themselves have no foreign key,
+# migration 0015). Named params: lock, statement; the COPY's also sequence, count, agent, now.
+_PG_SETTINGS = (
+    "set_config('lock_timeout', %(lock)s, true), "
+    "set_config('statement_timeout', %(statement)s, true)"
+)
+_PG_COPY_START_SQL = (
+    "WITH ids AS MATERIALIZED "  # noqa: S608 - fixed names
+    "(SELECT nextval(%(sequence)s::regclass) AS id FROM generate_series(1, %(count)s)), "
+    "pending AS (INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
+    "SELECT %(agent)s, jsonb_agg(id ORDER BY id), %(now)s FROM ids) "
+    f"SELECT {_PG_SETTINGS}, (SELECT array_agg(id ORDER BY id) FROM ids)"
+)
+_PG_INSERT_START_SQL = f"SELECT {_PG_SETTINGS}"
 
 
 def _pg_insert_sql() -> str:
@@ -125,48 +143,52 @@ def _pg_id_sequence() -> str:
 _PG_COPY_SQL = f"COPY audit_interceptionrecord ({', '.join(COPY_COLUMNS)}) FROM STDIN"
 
 
+def _pg_start(cursor: Any, sql: str, **params: Any) -> Any:
+    """Run a batch's first statement (`_PG_COPY_START_SQL` or `_PG_INSERT_START_SQL`)
+    and return its last column."""
+    timeouts = {
+        "lock": str(settings.CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS),
+        "statement": str(settings.CONSOLE_RECORD_INGEST_STATEMENT_TIMEOUT_MS),
+    }
+    cursor.execute(sql, {**timeouts, **params})
+    found = cursor.fetchone()
+    assert found is not None
+    return found[-1]
+
+
 def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
-    """COPY the (already de-duplicated) rows with pre-allocated ids; queue them for sealing."""
-    cursor.execute(
-        "SELECT nextval(%s::regclass) FROM generate_series(1, %s)", [_pg_id_sequence(), len(rows)]
+    """COPY the (already de-duplicated) rows with ids allocated and queued for sealing by
+    the first statement."""
+    sequence = _pg_id_sequence()
+    ids = _pg_start(
+        cursor, _PG_COPY_START_SQL, sequence=sequence, count=len(rows), agent=agent.pk, now=now
     )
-    ids = [found[0] for found in cursor.fetchall()]
     with cursor.copy(_PG_COPY_SQL) as copy:
         copy.write(copy_text(ids, agent.pk, now, rows))
-    cursor.execute(
-        "INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
-        "VALUES (%s, %s::jsonb, %s)",
-        [agent.pk, json.dumps(ids), now],
-    )
     return len(ids)
 
 
-def _store_postgresql(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
-    """COPY the batch (PostgreSQL's fastest write path). A batch holding a key that is
-    already stored (a replay, or a concurrent request with the same records) fails the
-    COPY on the unique index; it then goes again through INSERT … ON CONFLICT DO NOTHING,
-    which stores the rest and counts the duplicates."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('lock_timeout', %s, true), "
-            "set_config('statement_timeout', %s, true)",
-            [
-                str(settings.CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS),
-                str(settings.CONSOLE_RECORD_INGEST_STATEMENT_TIMEOUT_MS),
-            ],
-        )
+def _pg_insert(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
+    """INSERT … ON CONFLICT DO NOTHING: stores what is new, queues it for sealing."""
+    _pg_start(cursor, _PG_INSERT_START_SQL)
+    cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(rows, now), agent.pk, now, agent.pk, now])
+    found = cursor.fetchone()
+    return int(found[0]) if found else 0
+
+
+def _store_postgresql(
+    agent: Agent, rows: list[RecordRow], now: dt.datetime, *, replay: bool
+) -> int:
+    """One transaction: drop replays of untimed records, then COPY the batch
+    (PostgreSQL's fastest write path) or, for a `replay` (see records_ingest), INSERT it."""
+    rows = untimed_replays_dropped(agent.pk, rows)
+    if not rows:
+        return 0
     raw_connection = connection.connection
     assert raw_connection is not None
     # A server-side-binding cursor: the column arrays travel as binary parameters.
     with psycopg.Cursor(raw_connection) as cursor:
-        try:
-            with transaction.atomic():
-                return _pg_copy(cursor, agent, rows, now)
-        except psycopg.errors.UniqueViolation:
-            pass
-        cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(rows, now), agent.pk, now, agent.pk, now])
-        found = cursor.fetchone()
-    return int(found[0]) if found else 0
+        return (_pg_insert if replay else _pg_copy)(cursor, agent, rows, now)
 
 
 def _store_portable(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
@@ -193,6 +215,17 @@ def _store_portable(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> in
     return len(created)
 
 
+def _stored(agent: Agent, batch: list[RecordRow], now: dt.datetime, *, replay: bool) -> int:
+    with transaction.atomic():
+        if embedded.database_is_postgresql():
+            accepted = _store_postgresql(agent, batch, now, replay=replay)
+        else:
+            accepted = _store_portable(agent, batch, now)
+        if accepted:
+            transaction.on_commit(lambda: chain_schedule_seal(agent.pk), robust=True)
+    return accepted
+
+
 def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) -> IngestResult:
     """Store a validated batch for `agent` (always the token's agent, never the body's),
     all or nothing; duplicates of (agent, session_id, sequence) are counted, not stored.
@@ -206,14 +239,14 @@ def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) 
     batch = list(unique.values())
     now = timezone.now()
     try:
-        with transaction.atomic():
-            if embedded.database_is_postgresql():
-                batch = untimed_replays_dropped(agent.pk, batch)
-                accepted = _store_postgresql(agent, batch, now) if batch else 0
-            else:
-                accepted = _store_portable(agent, batch, now)
-            if accepted:
-                transaction.on_commit(lambda: chain_schedule_seal(agent.pk), robust=True)
+        try:
+            accepted = _stored(agent, batch, now, replay=False)
+        except psycopg.errors.UniqueViolation:
+            # A key of the batch is already stored (a replay, or a concurrent request
+            # with the same records): the COPY's transaction is rolled back whole and
+            # the batch goes again through INSERT … ON CONFLICT DO NOTHING, which stores
+            # the rest and counts the duplicates.
+            accepted = _stored(agent, batch, now, replay=True)
     except (OperationalError, InterfaceError, psycopg.OperationalError) as exc:
         raise Unavailable(str(exc).strip().splitlines()[0][:200]) from exc
     return IngestResult(accepted=accepted, duplicates=len(rows) - accepted)
