@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from agent_hooks.ctk import load_vectors, run_vector
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from audit.models import InterceptionRecord
 from tests.conformance.conftest import GovernedAgent
@@ -53,5 +54,10 @@ async def test_the_console_stored_every_record_the_host_emitted(
     assert console_hooks.records.dead_lettered == 0
     assert console_hooks.records.spooled == 0
     assert console_hooks.records.delivered == console_hooks.emitted
-    stored = InterceptionRecord.objects.filter(agent=governed_agent.agent).count()
+    try:
+        stored = InterceptionRecord.objects.filter(agent=governed_agent.agent).count()
+    finally:
+        # On the loop's thread Django's connections are per context: this test's own one
+        # goes back to the pool now, not when the garbage collector finds it.
+        connections[DEFAULT_DB_ALIAS].close()
     assert stored == console_hooks.emitted

@@ -3,12 +3,14 @@ and ConsoleHooks pointed at it with private cache, spool and transcript director
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from agents import services
 from agents.models import Agent
@@ -41,12 +43,17 @@ def governed(
     request: pytest.FixtureRequest,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-) -> Callable[..., Governed]:
+) -> Iterator[Callable[..., Governed]]:
     """`governed(hooks={...}, mode=..., custom={name: hooks})` → an agent the console governs."""
     # The async tests set the console up through the ORM on the loop's thread; nothing else
     # touches the connection concurrently.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     console: LiveConsole = request.getfixturevalue("live_console")
+    # On the loop's thread Django's connections are per context: an async test's ORM calls
+    # (here and in its body) use a connection of the test's own context, which neither
+    # close_db_after (asgiref's sync thread) nor pytest-django sees. Closed at teardown, or
+    # it holds a session on the test database (and a slot of the pool) until collected.
+    used: list[BaseDatabaseWrapper] = []
 
     def make(
         hooks: dict[str, list[dict[str, Any]]] | None = None,
@@ -55,6 +62,8 @@ def governed(
         custom: dict[str, dict[str, list[dict[str, Any]]]] | None = None,
         slug: str = "sre-agent",
     ) -> Governed:
+        if (wrapper := connections[DEFAULT_DB_ALIAS]) not in used:
+            used.append(wrapper)
         agent = services.agent_create(actor=None, slug=slug)
         if hooks:
             services.agent_hooks_replace(actor=None, agent=agent, document={"hooks": hooks})
@@ -75,4 +84,6 @@ def governed(
         token = services.agent_token_issue(actor=None, agent=agent, name="e2e").plaintext
         return Governed(agent=agent, token=token, console=console, root=tmp_path)
 
-    return make
+    yield make
+    for wrapper in used:
+        wrapper.close()
