@@ -1,4 +1,4 @@
-"""Record rows as PostgreSQL `COPY … FROM STDIN` text, built in one pass per batch.
+"""Record rows as PostgreSQL `COPY … FROM STDIN` text, built in one pass per chunk of rows.
 
 Ingest's hottest loop after validation: each value of `audit.record_fields.INGEST_COLUMNS`
 is turned straight into COPY text by its kind (psycopg's generic `write_row` looked up a

@@ -143,6 +143,10 @@ def _pg_id_sequence() -> str:
 _PG_COPY_SQL = f"COPY audit_interceptionrecord ({', '.join(COPY_COLUMNS)}) FROM STDIN"
 
 
+# Rows per COPY message: PostgreSQL parses and inserts one chunk while the next is built.
+COPY_CHUNK_ROWS = 100
+
+
 def _pg_start(cursor: Any, sql: str, **params: Any) -> Any:
     """Run a batch's first statement (`_PG_COPY_START_SQL` or `_PG_INSERT_START_SQL`)
     and return its last column."""
@@ -164,7 +168,9 @@ def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime)
         cursor, _PG_COPY_START_SQL, sequence=sequence, count=len(rows), agent=agent.pk, now=now
     )
     with cursor.copy(_PG_COPY_SQL) as copy:
-        copy.write(copy_text(ids, agent.pk, now, rows))
+        for start in range(0, len(rows), COPY_CHUNK_ROWS):
+            end = start + COPY_CHUNK_ROWS
+            copy.write(copy_text(ids[start:end], agent.pk, now, rows[start:end]))
     return len(ids)
 
 

@@ -30,18 +30,23 @@ from ingest import make_bodies  # noqa: E402
 # (name, DDL after the bare table exists; {t} is the table)
 VARIANTS: list[tuple[str, list[str]]] = [
     ("bare (no index)", []),
-    ("+ primary key (id)", ["ALTER TABLE {t} ADD PRIMARY KEY (id)"]),
+    ("+ primary key (id, timestamp)", ["ALTER TABLE {t} ADD PRIMARY KEY (id, timestamp)"]),
     (
-        "+ unique (session_id, sequence, agent_id)",
-        ["CREATE UNIQUE INDEX ON {t} (session_id, sequence, agent_id)"],
+        "+ unique (session_id, sequence, agent_id, timestamp)",
+        ["CREATE UNIQUE INDEX ON {t} (session_id, sequence, agent_id, timestamp)"],
     ),
     ("+ (timestamp, id)", ["CREATE INDEX ON {t} (timestamp, id)"]),
     ("+ (agent_id, timestamp, id)", ["CREATE INDEX ON {t} (agent_id, timestamp, id)"]),
     ("+ (outcome, timestamp, id)", ["CREATE INDEX ON {t} (outcome, timestamp, id)"]),
     ("+ GIN hook_ids", ["CREATE INDEX ON {t} USING gin (hook_ids)"]),
-    ("+ BRIN timestamp", ["CREATE INDEX ON {t} USING brin (timestamp)"]),
     (
-        "+ FK agent_id -> agents_agent (deferred)",
+        "+ (lower(tool_name) text_pattern_ops, timestamp)",
+        ["CREATE INDEX ON {t} (lower(tool_name) text_pattern_ops, timestamp)"],
+    ),
+    # What the table no longer has, for the record of what each cost.
+    ("+ BRIN timestamp (dropped, migration 0013)", ["CREATE INDEX ON {t} USING brin (timestamp)"]),
+    (
+        "+ FK agent_id -> agents_agent (dropped, 0015)",
         [
             "ALTER TABLE {t} ADD FOREIGN KEY (agent_id) REFERENCES agents_agent (id) "
             "DEFERRABLE INITIALLY DEFERRED"

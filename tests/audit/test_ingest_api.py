@@ -208,6 +208,13 @@ def test_a_full_batch_of_1000_is_accepted(client, sre):
         batch += items(sdk_session(["ls", "rm", "audit"] * 5))
     response = post(client, batch[:1000], sre.headers())
     assert response.json() == {"accepted": 1000, "duplicates": 0}
+    # Every row of every COPY chunk is stored, each under an id its seal-queue row names.
+    stored = InterceptionRecord.objects.filter(agent=sre.agent)
+    assert sorted(stored.values_list("sequence", flat=True)) == sorted(
+        item["record"]["sequence"] for item in batch[:1000]
+    )
+    (pending,) = RecordSealPending.objects.filter(agent=sre.agent)
+    assert pending.record_ids == sorted(stored.values_list("id", flat=True))
 
 
 @pytest.mark.parametrize(
