@@ -34,7 +34,7 @@ from agents.auth import principal_agent
 from audit import export, governance_export, services
 from audit.dead_letters import report_rows
 from audit.governance_selectors import governance_events_filter
-from audit.ingest import batch_rows, body_needs_string_check
+from audit.ingest import batch_items, body_needs_string_check
 from audit.openapi import (
     DEAD_LETTER_REPORTS,
     RECORD_BATCH,
@@ -142,9 +142,9 @@ class RecordsApi(_RecordsView):
         if not (request.content_type or "").startswith("application/json"):
             raise UnsupportedMediaType("Send the batch as application/json.")
         raw: bytes = request.body
-        rows = batch_rows(_parse_json(raw), check_strings=body_needs_string_check(raw))
+        items = batch_items(_parse_json(raw), check_strings=body_needs_string_check(raw))
         agent = principal_agent(request.user)
-        result = services.records_ingest(actor=request_actor(request), agent=agent, rows=rows)
+        result = services.records_ingest(actor=request_actor(request), agent=agent, items=items)
         return Response(
             {"accepted": result.accepted, "duplicates": result.duplicates},
             status=status.HTTP_202_ACCEPTED,

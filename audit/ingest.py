@@ -1,5 +1,5 @@
-"""Record ingest, the pure part: validate a posted batch, then derive each item's stored
-columns (`audit.record_rows`).
+"""Record ingest, the pure part: validate a posted batch into `ValidItem`s, whose stored
+columns `audit.record_rows` derives when they are written.
 
 Each item is `{"record": <InterceptionRecord wire>, "meta": {...}}`. `record` must pass the
 SDK's own `interception-record.schema.json` (loaded from the installed `agent_hooks`
@@ -39,7 +39,7 @@ import jsonschema
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-from audit.record_rows import HOST_ERROR_PREFIX, RecordRow, parse_timestamp, row_from_item
+from audit.record_rows import HOST_ERROR_PREFIX, ValidItem, parse_timestamp
 from console.errors import InvalidInput, pointer
 
 MAX_BATCH = 1000
@@ -372,10 +372,10 @@ def _item_errors(index: int, item: Any, check_strings: bool) -> list[tuple[str, 
     return errors
 
 
-def _accepted_row(item: Any, check_strings: bool) -> RecordRow | None:
-    """The hot path: the row of an item that passes every check, else None (then
-    `_item_errors` names what is wrong). Same checks as `_item_errors`, each value parsed
-    once (the timestamp is handed on to the row)."""
+def _accepted_item(item: Any, check_strings: bool) -> ValidItem | None:
+    """The hot path: an item that passes every check, else None (then `_item_errors`
+    names what is wrong). Same checks as `_item_errors`, each value parsed once (the
+    timestamp is handed on to the row)."""
     fast = record_fast_validator()
     if fast is None or type(item) is not dict or not ITEM_KEYS.issuperset(item):
         return None
@@ -386,11 +386,11 @@ def _accepted_row(item: Any, check_strings: bool) -> RecordRow | None:
     stamp = parse_timestamp(record.get("timestamp"))
     if isinstance(stamp, str) or (check_strings and next(_bad_strings(record, []), None)):
         return None
-    return row_from_item(record, meta, stamp)
+    return ValidItem(record, meta, stamp)
 
 
-def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
-    """Validate a whole posted batch; InvalidInput (naming item and field) or the rows.
+def batch_items(body: Any, *, check_strings: bool = True) -> list[ValidItem]:
+    """Validate a whole posted batch; InvalidInput (naming item and field) or its items.
     `check_strings=False` skips the NUL/surrogate walk (see body_needs_string_check)."""
     if not isinstance(body, list):
         raise InvalidInput(
@@ -403,11 +403,11 @@ def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
             fields={"": [f"Send 1 to {MAX_BATCH} items per request."]},
         )
     fields: dict[str, list[str]] = {}
-    rows: list[RecordRow] = []
+    accepted: list[ValidItem] = []
     for index, item in enumerate(body):
-        row = None if fields else _accepted_row(item, check_strings)
-        if row is not None:
-            rows.append(row)
+        valid = None if fields else _accepted_item(item, check_strings)
+        if valid is not None:
+            accepted.append(valid)
             continue
         problems = _item_errors(index, item, check_strings)
         if problems:
@@ -417,7 +417,10 @@ def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
                 break
             continue
         if not fields:
-            rows.append(row_from_item(item["record"], item.get("meta")))
+            record = item["record"]
+            stamp = parse_timestamp(record.get("timestamp"))
+            assert not isinstance(stamp, str)  # _item_errors refuses an unparseable one
+            accepted.append(ValidItem(record, item.get("meta"), stamp))
     if fields:
         first = next(iter(fields))
         raise InvalidInput(
@@ -425,4 +428,4 @@ def batch_rows(body: Any, *, check_strings: bool = True) -> list[RecordRow]:
             "Nothing of this batch was stored.",
             fields=fields,
         )
-    return rows
+    return accepted

@@ -17,13 +17,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from console import embedded
+
+if TYPE_CHECKING:
+    from audit.record_rows import ValidItem
 
 PARENT = "audit_interceptionrecord"
 DEFAULT_PARTITION = f"{PARENT}_default"
@@ -161,8 +164,8 @@ def partition_drop(cursor: Any, partition: Partition) -> None:
 _UNTIMED_LOCK = 0x72656300 << 32
 
 
-def untimed_replays_dropped(agent_id: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`rows` without those that have no timestamp of their own and whose (session_id,
+def untimed_replays_dropped(agent_id: int, items: list[ValidItem]) -> list[ValidItem]:
+    """`items` without those that have no timestamp of their own and whose (session_id,
     sequence) the agent already stored. Such a record is stored with its received time,
     so a replay of it would carry another partition key and slip past the unique index
     (which holds the timestamp); it is looked up instead, in every partition. One ingest
@@ -170,9 +173,9 @@ def untimed_replays_dropped(agent_id: int, rows: list[dict[str, Any]]) -> list[d
     concurrent deliveries of one record cannot both miss each other. Records with a
     timestamp (all the SDK writes) skip this: a replay carries the same timestamp and the
     unique index catches it."""
-    keys = [(row["session_id"], row["sequence"]) for row in rows if row["timestamp"] is None]
+    keys = [item.key for item in items if item.timestamp is None]
     if not keys:
-        return rows
+        return items
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(%s)", [_UNTIMED_LOCK | (agent_id & 0xFFFFFFFF)]
@@ -186,9 +189,5 @@ def untimed_replays_dropped(agent_id: int, rows: list[dict[str, Any]]) -> list[d
         )
         known = set(cursor.fetchall())
     if not known:
-        return rows
-    return [
-        row
-        for row in rows
-        if row["timestamp"] is not None or (row["session_id"], row["sequence"]) not in known
-    ]
+        return items
+    return [item for item in items if item.timestamp is not None or item.key not in known]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Any
 
 from audit.models import Outcome
@@ -97,7 +98,7 @@ _UNPARSED: Any = object()
 def row_from_item(
     record: dict[str, Any], meta: dict[str, Any] | None, timestamp: Any = _UNPARSED
 ) -> RecordRow:
-    """Stored columns of one valid item (call after `batch_rows` checked it); `timestamp`
+    """Stored columns of one valid item (call after `audit.ingest.batch_items` checked it); `timestamp`
     is the record's `parse_timestamp`, when the caller has it already."""
     meta = meta or {}
     verdict = record["verdict"]
@@ -138,17 +139,38 @@ def _has_message(record: dict[str, Any]) -> bool:
     )
 
 
-def strip_unopted_reasons(rows: list[RecordRow], opted_in: Callable[[], Collection[str]]) -> int:
+@dataclass(slots=True)
+class ValidItem:
+    """A posted item that passed every check of `audit.ingest`: its record (whose
+    unopted reasons are stripped before it is stored), its meta, and the record's
+    instant (`parse_timestamp`; None when the record has none). Its stored columns are
+    derived when it is written (`row`): ingest's COPY derives each chunk's while
+    PostgreSQL inserts the chunk before."""
+
+    record: dict[str, Any]
+    meta: dict[str, Any] | None
+    timestamp: dt.datetime | None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The idempotency key within its agent, as `row_key` of its row."""
+        return (self.record["session_id"], int(self.record["sequence"]))
+
+    def row(self) -> RecordRow:
+        return row_from_item(self.record, self.meta, self.timestamp)
+
+
+def strip_unopted_reasons(items: list[ValidItem], opted_in: Callable[[], Collection[str]]) -> int:
     """Remove every message of a hook that did not opt in to "record its reason" (and every
-    message no hook owns) from the rows' records; `opted_in` (the agent's hook keys that
-    do) is called only when a row carries a message. Returns the rows changed."""
-    carrying = [row for row in rows if _has_message(row["raw"])]
+    message no hook owns) from the items' records; `opted_in` (the agent's hook keys that
+    do) is called only when a record carries a message. Returns the records changed."""
+    carrying = [item for item in items if _has_message(item.record)]
     if not carrying:
         return 0
     keys = opted_in()
     changed = 0
-    for row in carrying:
-        kept = keep_reasons(row["raw"], keys)
-        if kept != row["raw"]:
-            row["raw"], changed = kept, changed + 1
+    for item in carrying:
+        kept = keep_reasons(item.record, keys)
+        if kept != item.record:
+            item.record, changed = kept, changed + 1
     return changed

@@ -30,7 +30,7 @@ from audit.models import (
 from audit.partitions import untimed_replays_dropped
 from audit.record_copy import COPY_COLUMNS, copy_text, pg_array_literal
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
-from audit.record_rows import RecordRow, row_key, strip_unopted_reasons
+from audit.record_rows import RecordRow, ValidItem, row_key, strip_unopted_reasons
 from audit.retention import records_purge  # noqa: F401 - retention's entry point, re-exported
 from console import embedded
 from console.actors import Actor, actor_label, actor_user
@@ -160,44 +160,48 @@ def _pg_start(cursor: Any, sql: str, **params: Any) -> Any:
     return found[-1]
 
 
-def _pg_copy(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
-    """COPY the (already de-duplicated) rows with ids allocated and queued for sealing by
-    the first statement."""
+def _pg_copy(cursor: Any, agent: Agent, items: list[ValidItem], now: dt.datetime) -> int:
+    """COPY the (already de-duplicated) items with ids allocated and queued for sealing by
+    the first statement. Each chunk's rows are derived and formatted while PostgreSQL
+    inserts the chunk before."""
     sequence = _pg_id_sequence()
     ids = _pg_start(
-        cursor, _PG_COPY_START_SQL, sequence=sequence, count=len(rows), agent=agent.pk, now=now
+        cursor, _PG_COPY_START_SQL, sequence=sequence, count=len(items), agent=agent.pk, now=now
     )
     with cursor.copy(_PG_COPY_SQL) as copy:
-        for start in range(0, len(rows), COPY_CHUNK_ROWS):
+        for start in range(0, len(items), COPY_CHUNK_ROWS):
             end = start + COPY_CHUNK_ROWS
-            copy.write(copy_text(ids[start:end], agent.pk, now, rows[start:end]))
+            rows = [item.row() for item in items[start:end]]
+            copy.write(copy_text(ids[start:end], agent.pk, now, rows))
     return len(ids)
 
 
-def _pg_insert(cursor: Any, agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
+def _pg_insert(cursor: Any, agent: Agent, items: list[ValidItem], now: dt.datetime) -> int:
     """INSERT … ON CONFLICT DO NOTHING: stores what is new, queues it for sealing."""
     _pg_start(cursor, _PG_INSERT_START_SQL)
+    rows = [item.row() for item in items]
     cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(rows, now), agent.pk, now, agent.pk, now])
     found = cursor.fetchone()
     return int(found[0]) if found else 0
 
 
 def _store_postgresql(
-    agent: Agent, rows: list[RecordRow], now: dt.datetime, *, replay: bool
+    agent: Agent, items: list[ValidItem], now: dt.datetime, *, replay: bool
 ) -> int:
     """One transaction: drop replays of untimed records, then COPY the batch
     (PostgreSQL's fastest write path) or, for a `replay` (see records_ingest), INSERT it."""
-    rows = untimed_replays_dropped(agent.pk, rows)
-    if not rows:
+    items = untimed_replays_dropped(agent.pk, items)
+    if not items:
         return 0
     raw_connection = connection.connection
     assert raw_connection is not None
     # A server-side-binding cursor: the column arrays travel as binary parameters.
     with psycopg.Cursor(raw_connection) as cursor:
-        return (_pg_insert if replay else _pg_copy)(cursor, agent, rows, now)
+        return (_pg_insert if replay else _pg_copy)(cursor, agent, items, now)
 
 
-def _store_portable(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> int:
+def _store_portable(agent: Agent, items: list[ValidItem], now: dt.datetime) -> int:
+    rows = [item.row() for item in items]
     sessions = {row["session_id"] for row in rows}
     existing = set(
         InterceptionRecord.objects.filter(agent=agent, session_id__in=sessions).values_list(
@@ -221,7 +225,8 @@ def _store_portable(agent: Agent, rows: list[RecordRow], now: dt.datetime) -> in
     return len(created)
 
 
-def _stored(agent: Agent, batch: list[RecordRow], now: dt.datetime, *, replay: bool) -> int:
+def _stored(agent: Agent, batch: list[ValidItem], now: dt.datetime, *, replay: bool) -> int:
+    """One attempt at the batch, in its own transaction; sealing scheduled on its commit."""
     with transaction.atomic():
         if embedded.database_is_postgresql():
             accepted = _store_postgresql(agent, batch, now, replay=replay)
@@ -232,16 +237,17 @@ def _stored(agent: Agent, batch: list[RecordRow], now: dt.datetime, *, replay: b
     return accepted
 
 
-def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) -> IngestResult:
-    """Store a validated batch for `agent` (always the token's agent, never the body's),
-    all or nothing; duplicates of (agent, session_id, sequence) are counted, not stored.
-    Returns after commit. Sealing is scheduled on commit. Raises Unavailable
-    when the database can't take the batch (down, locked, overloaded): nothing stored."""
+def records_ingest(*, actor: Actor | None, agent: Agent, items: list[ValidItem]) -> IngestResult:
+    """Store a validated batch (`audit.ingest.batch_items`) for `agent` (always the
+    token's agent, never the body's), all or nothing; duplicates of (agent, session_id,
+    sequence) are counted, not stored. Returns after commit. Sealing is scheduled on
+    commit. Raises Unavailable when the database can't take the batch (down, locked,
+    overloaded): nothing stored."""
     # Payload-free: only hooks an admin opted in keep their reason text (docs/audit-storage.md).
-    strip_unopted_reasons(rows, lambda: reason_hook_keys(agent))
-    unique: dict[tuple[str, int], RecordRow] = {}
-    for row in rows:
-        unique.setdefault(row_key(row), row)
+    strip_unopted_reasons(items, lambda: reason_hook_keys(agent))
+    unique: dict[tuple[str, int], ValidItem] = {}
+    for item in items:
+        unique.setdefault(item.key, item)
     batch = list(unique.values())
     now = timezone.now()
     try:
@@ -255,7 +261,7 @@ def records_ingest(*, actor: Actor | None, agent: Agent, rows: list[RecordRow]) 
             accepted = _stored(agent, batch, now, replay=True)
     except (OperationalError, InterfaceError, psycopg.OperationalError) as exc:
         raise Unavailable(str(exc).strip().splitlines()[0][:200]) from exc
-    return IngestResult(accepted=accepted, duplicates=len(rows) - accepted)
+    return IngestResult(accepted=accepted, duplicates=len(items) - accepted)
 
 
 @transaction.atomic

@@ -87,15 +87,12 @@ async def post_all(bodies: list[bytes], token: str, ports: list[int], clients: i
 def copy_rows(bodies: list[bytes], agent_id: int) -> list[tuple[object, ...]]:
     import datetime as dt
 
-    from audit.ingest import batch_rows
+    from audit.ingest import batch_items
     from audit.services import _pg_values
 
     now = dt.datetime.now(dt.UTC)
-    return [
-        (agent_id, now, *_pg_values(row, now))
-        for body in bodies
-        for row in batch_rows(json.loads(body))
-    ]
+    rows = (item.row() for body in bodies for item in batch_items(json.loads(body)))
+    return [(agent_id, now, *_pg_values(row, now)) for row in rows]
 
 
 def scratch_tables() -> None:

@@ -40,8 +40,8 @@ from audit_common import bench_agent, setup_django  # noqa: E402
 SECONDARY = ("record_ts_id", "record_agent_ts", "record_outcome_ts", "record_hook_ids_gin")
 
 
-def batches(records: int, batch: int) -> list[list[dict[str, object]]]:
-    from audit.ingest import batch_rows
+def batches(records: int, batch: int) -> list[list[object]]:
+    from audit.ingest import batch_items
     from tests.audit.record_wires import sdk_session
 
     calls = ["Bash", "ReadFile", "rm", "GrepSearch", "deploy", "audit"]
@@ -51,17 +51,17 @@ def batches(records: int, batch: int) -> list[list[dict[str, object]]]:
         [{"record": w, "meta": {"framework": "agent_framework", "revision": 3}} for w in wires]
     )
     return [
-        batch_rows(json.loads(template.replace(session, str(uuid.uuid4()))))
+        batch_items(json.loads(template.replace(session, str(uuid.uuid4()))))
         for _ in range(records // batch)
     ]
 
 
-def ingest_round(agent: object, rows: list[list[dict[str, object]]]) -> float:
+def ingest_round(agent: object, rows: list[list[object]]) -> float:
     from audit.services import records_ingest
 
     began = time.perf_counter()
     for batch in rows:
-        records_ingest(actor=None, agent=agent, rows=batch)  # type: ignore[arg-type]
+        records_ingest(actor=None, agent=agent, items=batch)  # type: ignore[arg-type]
     return sum(len(batch) for batch in rows) / (time.perf_counter() - began)
 
 

@@ -137,8 +137,8 @@ def store_items(agent: Agent, items: list[dict[str, Any]]) -> services.IngestRes
     """Validate and store items exactly as `POST /api/v1/records` does, in batches."""
     result = services.IngestResult(accepted=0, duplicates=0)
     for start in range(0, len(items), ingest.MAX_BATCH):
-        rows = ingest.batch_rows(items[start : start + ingest.MAX_BATCH])
-        stored = services.records_ingest(actor=None, agent=agent, rows=rows)
+        valid = ingest.batch_items(items[start : start + ingest.MAX_BATCH])
+        stored = services.records_ingest(actor=None, agent=agent, items=valid)
         result = services.IngestResult(
             accepted=result.accepted + stored.accepted,
             duplicates=result.duplicates + stored.duplicates,

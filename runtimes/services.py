@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.models import Agent, RuntimeSession
-from audit.ingest import batch_rows
+from audit.ingest import batch_items
 from audit.services import IngestResult, records_ingest
 from console.actors import Actor
 
@@ -45,4 +45,4 @@ def runtime_records_store(
 ) -> IngestResult:
     """Validate and store the records of one hook call exactly as `POST /api/v1/records`
     would (the SDK schema, the console's payload-free rules, the same ingest)."""
-    return records_ingest(actor=actor, agent=agent, rows=batch_rows(items))
+    return records_ingest(actor=actor, agent=agent, items=batch_items(items))

@@ -140,11 +140,9 @@ def item_cases() -> list[Any]:
 
 @pytest.mark.parametrize("item", item_cases())
 def test_the_hot_path_accepts_exactly_what_the_full_checks_accept(item):
-    # batch_rows takes an item's row from `_accepted_row`; `_item_errors` (which names
-    # the field) runs only when that refuses. Neither may accept what the other refuses.
-    accepted = ingest._accepted_row(item, True) is not None
-    assert accepted is (ingest._item_errors(0, item, True) == [])
-    if accepted:
-        assert ingest._accepted_row(item, True) == record_rows.row_from_item(
-            item["record"], item.get("meta")
-        )
+    # batch_items takes an item from `_accepted_item`; `_item_errors` (which names the
+    # field) runs only when that refuses. Neither may accept what the other refuses.
+    valid = ingest._accepted_item(item, True)
+    assert (valid is not None) is (ingest._item_errors(0, item, True) == [])
+    if valid is not None:
+        assert valid.row() == record_rows.row_from_item(item["record"], item.get("meta"))

@@ -15,7 +15,7 @@ from django.db.models import ProtectedError
 
 from agents.models import Agent
 from audit import services
-from audit.ingest import batch_rows
+from audit.ingest import batch_items
 from audit.models import InterceptionRecord, RecordSealPending
 from tests.audit.record_wires import items, sdk_session
 
@@ -57,10 +57,10 @@ def test_the_database_refuses_deleting_an_agent_that_has_records(client, sre):
 @pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_a_batch_for_an_agent_that_is_gone_stores_nothing(sre):
-    rows = batch_rows(items(sdk_session(["ls", "rm"])))
+    valid = batch_items(items(sdk_session(["ls", "rm"])))
     ghost = Agent(pk=sre.agent.pk + 1000, slug="gone")
     with pytest.raises(IntegrityError, match="agents_agent"):
-        services.records_ingest(actor=None, agent=ghost, rows=rows)
+        services.records_ingest(actor=None, agent=ghost, items=valid)
     assert not InterceptionRecord.objects.exists()
     assert not RecordSealPending.objects.exists()
 
