@@ -25,11 +25,6 @@ MAX_UTC_OFFSET = dt.timedelta(hours=14)
 RecordRow = dict[str, Any]
 
 
-def row_key(row: RecordRow) -> tuple[str, int]:
-    """The row's idempotency key within its agent: (session_id, sequence)."""
-    return (row["session_id"], row["sequence"])
-
-
 def record_outcome(record: dict[str, Any]) -> str:
     """What happened, in the order that decides it:
 
@@ -153,7 +148,7 @@ class ValidItem:
 
     @property
     def key(self) -> tuple[str, int]:
-        """The idempotency key within its agent, as `row_key` of its row."""
+        """The idempotency key within its agent: (session_id, sequence)."""
         return (self.record["session_id"], int(self.record["sequence"]))
 
     def row(self) -> RecordRow:

@@ -30,7 +30,7 @@ from audit.models import (
 from audit.partitions import untimed_replays_dropped
 from audit.record_copy import COPY_COLUMNS, copy_text, pg_array_literal
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
-from audit.record_rows import RecordRow, ValidItem, row_key, strip_unopted_reasons
+from audit.record_rows import RecordRow, ValidItem, strip_unopted_reasons
 from audit.retention import records_purge  # noqa: F401 - retention's entry point, re-exported
 from console import embedded
 from console.actors import Actor, actor_label, actor_user
@@ -201,14 +201,13 @@ def _store_postgresql(
 
 
 def _store_portable(agent: Agent, items: list[ValidItem], now: dt.datetime) -> int:
-    rows = [item.row() for item in items]
-    sessions = {row["session_id"] for row in rows}
+    sessions = {session for session, _sequence in (item.key for item in items)}
     existing = set(
         InterceptionRecord.objects.filter(agent=agent, session_id__in=sessions).values_list(
             "session_id", "sequence"
         )
     )
-    fresh = [row for row in rows if row_key(row) not in existing]
+    fresh = [item.row() for item in items if item.key not in existing]
     if not fresh:
         return 0
     created = InterceptionRecord.objects.bulk_create(
