@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from agents.selectors import reason_hook_keys
+from audit import record_copy
 from audit.chain import chain_schedule_seal
 from audit.dead_letters import DeadLetterRow
 from audit.models import (
@@ -28,7 +29,7 @@ from audit.models import (
     RecordSealPending,
 )
 from audit.partitions import untimed_replays_dropped
-from audit.record_copy import COPY_COLUMNS, copy_text, pg_array_literal
+from audit.record_copy import pg_array_literal
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
 from audit.record_rows import RecordRow, ValidItem, strip_unopted_reasons
 from audit.retention import records_purge  # noqa: F401 - retention's entry point, re-exported
@@ -140,11 +141,7 @@ def _pg_id_sequence() -> str:
     return str(found[0])
 
 
-_PG_COPY_SQL = f"COPY audit_interceptionrecord ({', '.join(COPY_COLUMNS)}) FROM STDIN"
-
-
-# Rows per COPY message: PostgreSQL parses and inserts one chunk while the next is built.
-COPY_CHUNK_ROWS = 100
+_PG_COPY_SQL = record_copy.copy_sql("audit_interceptionrecord")
 
 
 def _pg_start(cursor: Any, sql: str, **params: Any) -> Any:
@@ -162,17 +159,13 @@ def _pg_start(cursor: Any, sql: str, **params: Any) -> Any:
 
 def _pg_copy(cursor: Any, agent: Agent, items: list[ValidItem], now: dt.datetime) -> int:
     """COPY the (already de-duplicated) items with ids allocated and queued for sealing by
-    the first statement. Each chunk's rows are derived and formatted while PostgreSQL
-    inserts the chunk before."""
+    the first statement, in PostgreSQL's binary format (`audit.record_copy`)."""
     sequence = _pg_id_sequence()
     ids = _pg_start(
         cursor, _PG_COPY_START_SQL, sequence=sequence, count=len(items), agent=agent.pk, now=now
     )
     with cursor.copy(_PG_COPY_SQL) as copy:
-        for start in range(0, len(items), COPY_CHUNK_ROWS):
-            end = start + COPY_CHUNK_ROWS
-            rows = [item.row() for item in items[start:end]]
-            copy.write(copy_text(ids[start:end], agent.pk, now, rows))
+        record_copy.write_rows(copy, ids, agent.pk, now, items)
     return len(ids)
 
 

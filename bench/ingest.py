@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -95,30 +96,51 @@ def copy_rows(bodies: list[bytes], agent_id: int) -> list[tuple[object, ...]]:
     return [(agent_id, now, *_pg_values(row, now)) for row in rows]
 
 
+def binary_rows(bodies: list[bytes], agent_id: int) -> list[list[object]]:
+    """The same rows as ingest's binary COPY sends them (`audit.record_copy.write_rows`)."""
+    import datetime as dt
+
+    from audit.ingest import batch_items
+
+    now = dt.datetime.now(dt.UTC)
+    rows = (item.row() for body in bodies for item in batch_items(json.loads(body)))
+    return [[agent_id, now, *row.values()] for row in rows]  # SDK records carry a timestamp
+
+
 def scratch_tables() -> None:
     import psycopg
 
     with psycopg.connect(psycopg_conninfo()) as conn:
         for name, like in (
             ("bench_scratch_indexed", "INCLUDING ALL"),
+            ("bench_scratch_binary", "INCLUDING ALL"),
             ("bench_scratch_bare", "INCLUDING DEFAULTS INCLUDING IDENTITY"),
         ):
             conn.execute(f"DROP TABLE IF EXISTS {name}")
             conn.execute(f"CREATE TABLE {name} (LIKE audit_interceptionrecord {like})")
 
 
-def timed_copy(rows: list[tuple[object, ...]], table: str) -> float:
-    """COPY `rows` in units of 500 (one HTTP batch each), one commit per unit."""
+def timed_copy(rows: Sequence[Sequence[object]], table: str, *, binary: bool = False) -> float:
+    """COPY `rows` in units of 500 (one HTTP batch each), one commit per unit: text COPY
+    by psycopg's `write_row` (the issue's baseline), or `binary` with the types fixed as
+    ingest sends them."""
+    import orjson
     import psycopg
+    from psycopg.types.json import set_json_dumps
 
+    from audit.record_copy import COPY_TYPES
     from audit.record_fields import INGEST_COLUMNS
 
     columns = ", ".join(("agent_id", "received_at", *INGEST_COLUMNS))
+    sql = f"COPY {table} ({columns}) FROM STDIN" + (" (FORMAT BINARY)" if binary else "")
     with psycopg.connect(psycopg_conninfo()) as conn:
+        set_json_dumps(orjson.dumps, context=conn)
         began = time.perf_counter()
         with conn.cursor() as cursor:
             for start in range(0, len(rows), 500):
-                with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                with cursor.copy(sql) as copy:
+                    if binary:
+                        copy.set_types(COPY_TYPES[1:])
                     for row in rows[start : start + 500]:
                         copy.write_row(row)
                 conn.commit()
@@ -290,12 +312,13 @@ def main() -> None:
     bodies = make_bodies(args.records, args.batch)
     total = len(bodies) * args.batch
     rows = copy_rows(bodies, agent.pk)
+    typed_rows = binary_rows(bodies, agent.pk)
     scratch_tables()
     ports = free_ports(args.servers)
     procs = start_daphne(ports)
     # Rounds alternate the HTTP path and the COPY baselines, so both see the same
     # machine load (this machine is shared) and tables of the same size.
-    http_seconds = copy_indexed = copy_bare = 0.0
+    http_seconds = copy_indexed = copy_binary = copy_bare = 0.0
     per_round = -(-len(bodies) // args.rounds)
     try:
         asyncio.run(post_all(bodies[:4], token, ports, 2))  # warm-up
@@ -307,10 +330,14 @@ def main() -> None:
             lo, hi = start * args.batch, (start + len(chunk)) * args.batch
             copy_indexed += timed_copy(rows[lo:hi], "bench_scratch_indexed")
             copy_bare += timed_copy(rows[lo:hi], "bench_scratch_bare")
+            copy_binary += timed_copy(typed_rows[lo:hi], "bench_scratch_binary", binary=True)
     finally:
         stop(procs)
         with connection.cursor() as cursor:
-            cursor.execute("DROP TABLE IF EXISTS bench_scratch_indexed, bench_scratch_bare")
+            cursor.execute(
+                "DROP TABLE IF EXISTS bench_scratch_indexed, bench_scratch_binary, "
+                "bench_scratch_bare"
+            )
     stored = InterceptionRecord.objects.filter(agent=agent).count()
     assert stored == total, f"stored {stored} of {total}"
     began = time.perf_counter()
@@ -322,8 +349,10 @@ def main() -> None:
           f"{args.servers} daphne processes, {args.rounds} alternating rounds")  # fmt: skip
     print(f"HTTP ingest           {http_rate:>10,.0f} records/s  ({http_seconds:.2f}s)")
     print(f"COPY, same indexes    {indexed_rate:>10,.0f} rows/s     ({copy_indexed:.2f}s)")
+    print(f"COPY binary, same idx {total / copy_binary:>10,.0f} rows/s     ({copy_binary:.2f}s)")
     print(f"COPY, no indexes      {total / copy_bare:>10,.0f} rows/s     ({copy_bare:.2f}s)")
     print(f"ratio HTTP / COPY(same indexes) = {http_rate / indexed_rate:.2f}  (target >= 0.5)")
+    print(f"ratio HTTP / COPY binary(same indexes) = {http_rate / (total / copy_binary):.2f}")
     print(f"ratio HTTP / COPY(no indexes)   = {http_rate / (total / copy_bare):.2f}")
     target = 25_000 if (args.clients, args.servers) == (4, 2) else 15_000
     print(f"target >= {target:,} records/s: {'met' if http_rate >= target else 'NOT met'}")
