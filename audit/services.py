@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from agents.models import Agent
 from agents.selectors import reason_hook_keys
-from audit import record_copy
 from audit.chain import chain_schedule_seal
 from audit.dead_letters import DeadLetterRow
 from audit.models import (
@@ -29,7 +28,7 @@ from audit.models import (
     RecordSealPending,
 )
 from audit.partitions import untimed_replays_dropped
-from audit.record_copy import pg_array_literal
+from audit.record_copy import copy_sql, pg_array_literal, write_rows
 from audit.record_fields import INGEST_COLUMNS, INGESTED_FIELDS, Kind
 from audit.record_rows import RecordRow, ValidItem, strip_unopted_reasons
 from audit.retention import records_purge  # noqa: F401 - retention's entry point, re-exported
@@ -141,7 +140,7 @@ def _pg_id_sequence() -> str:
     return str(found[0])
 
 
-_PG_COPY_SQL = record_copy.copy_sql("audit_interceptionrecord")
+_PG_COPY_SQL = copy_sql("audit_interceptionrecord")
 
 
 def _pg_start(cursor: Any, sql: str, **params: Any) -> Any:
@@ -165,7 +164,7 @@ def _pg_copy(cursor: Any, agent: Agent, items: list[ValidItem], now: dt.datetime
         cursor, _PG_COPY_START_SQL, sequence=sequence, count=len(items), agent=agent.pk, now=now
     )
     with cursor.copy(_PG_COPY_SQL) as copy:
-        record_copy.write_rows(copy, ids, agent.pk, now, items)
+        write_rows(copy, ids, agent.pk, now, items)
     return len(ids)
 
 

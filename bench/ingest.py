@@ -85,26 +85,21 @@ async def post_all(bodies: list[bytes], token: str, ports: list[int], clients: i
     return time.perf_counter() - began
 
 
-def copy_rows(bodies: list[bytes], agent_id: int) -> list[tuple[object, ...]]:
+def copy_rows(
+    bodies: list[bytes], agent_id: int
+) -> tuple[list[tuple[object, ...]], list[list[object]]]:
+    """The bodies' records as the text baseline COPYs them (`_pg_values`) and as ingest's
+    binary COPY sends them (`audit.record_copy.write_rows`), derived once."""
     import datetime as dt
 
     from audit.ingest import batch_items
     from audit.services import _pg_values
 
     now = dt.datetime.now(dt.UTC)
-    rows = (item.row() for body in bodies for item in batch_items(json.loads(body)))
-    return [(agent_id, now, *_pg_values(row, now)) for row in rows]
-
-
-def binary_rows(bodies: list[bytes], agent_id: int) -> list[list[object]]:
-    """The same rows as ingest's binary COPY sends them (`audit.record_copy.write_rows`)."""
-    import datetime as dt
-
-    from audit.ingest import batch_items
-
-    now = dt.datetime.now(dt.UTC)
-    rows = (item.row() for body in bodies for item in batch_items(json.loads(body)))
-    return [[agent_id, now, *row.values()] for row in rows]  # SDK records carry a timestamp
+    rows = [item.row() for body in bodies for item in batch_items(json.loads(body))]
+    text = [(agent_id, now, *_pg_values(row, now)) for row in rows]
+    # SDK records carry a timestamp, so no row needs `now` in its place.
+    return text, [[agent_id, now, *row.values()] for row in rows]
 
 
 def scratch_tables() -> None:
@@ -311,8 +306,7 @@ def main() -> None:
     agent, token = bench_agent("bench-ingest")
     bodies = make_bodies(args.records, args.batch)
     total = len(bodies) * args.batch
-    rows = copy_rows(bodies, agent.pk)
-    typed_rows = binary_rows(bodies, agent.pk)
+    rows, typed_rows = copy_rows(bodies, agent.pk)
     scratch_tables()
     ports = free_ports(args.servers)
     procs = start_daphne(ports)
