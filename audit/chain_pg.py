@@ -22,6 +22,7 @@ import psycopg
 from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.adapt import Loader
+from psycopg.pq import Format
 
 from audit import rollups
 from audit.chain_hash import SEALED_FIELDS, canonical_json, chain_links
@@ -53,19 +54,24 @@ _AGENT, _OUTCOME, _MODE, _POINT, _HOOK, _REASON = map(
 )
 # A sealing transaction on PostgreSQL, outside any caller's transaction, takes up to
 # READ_AHEAD_BATCHES_PER_TRANSACTION pending batches; when they hold at least
-# READ_AHEAD_MIN records, the records are read READ_AHEAD_CHUNK at a time on a second
-# connection, up to READ_AHEAD_DEPTH chunks ahead of the hashing (`_ReadAhead`).
+# READ_AHEAD_MIN records, the records are read READ_AHEAD_CHUNK at a time by
+# READ_AHEAD_READERS threads, each on a connection of its own, up to READ_AHEAD_DEPTH
+# chunks ahead of the hashing (`_ReadAhead`).
 READ_AHEAD_BATCHES_PER_TRANSACTION = 100
 READ_AHEAD_CHUNK = 2000
 READ_AHEAD_MIN = 2 * READ_AHEAD_CHUNK
-READ_AHEAD_DEPTH = 2
+READ_AHEAD_READERS = 2
+READ_AHEAD_DEPTH = 3
 
 
 class _JsonbBytes(Loader):
-    """jsonb in text format, handed over as the bytes PostgreSQL sent (no decoding)."""
+    """jsonb in binary format, handed over as its text (after the format's version byte),
+    as bytes: no decoding."""
+
+    format = Format.BINARY
 
     def load(self, data: Any) -> bytes:
-        return bytes(data)
+        return bytes(data[1:])
 
 
 def _pg_plain_time(text: str) -> str:
@@ -74,16 +80,29 @@ def _pg_plain_time(text: str) -> str:
 
 
 # orjson reads an integer past 64 bits as a float where json.loads (the ORM's reader) keeps
-# an int: a text with 19 digits in a row goes through json.loads. Found by mapping every
-# digit to 0 and looking for 19 zeros: about 8 times cheaper than a regular expression.
+# an int, so a raw text with a number of 19 digits or more goes through json.loads. Runs of
+# 19 digits are found by mapping every digit to 0 and looking for 19 zeros: several times
+# cheaper than a regular expression.
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19
+_NUMBER_STARTS = frozenset(b" [-\n")
 
 
-def _pg_raw(text: bytes) -> Any:
-    if _LONG_DIGITS in text.translate(_DIGITS_TO_ZERO):
-        return json.loads(text)
-    return orjson.loads(text)
+def _long_number_ids(rows: list[tuple[Any, ...]]) -> set[int]:
+    """The ids of the rows whose raw text may hold such a number. One search of the texts
+    joined by newlines (jsonb's text has none: it escapes them), a third of the time of a
+    search of each; a run of 19 digits counts where a number can start in jsonb's text:
+    after a space (": ", ", "), "[" or "-". The runs in hexadecimal digests ("sha256:…",
+    in most records) follow a letter, a digit or a colon; a run in a string after a space
+    only costs its row json.loads's time."""
+    digits = b"\n".join(row[_RAW] for row in rows).translate(_DIGITS_TO_ZERO)
+    found: set[int] = set()
+    start = digits.find(_LONG_DIGITS)
+    while start >= 0:
+        if start == 0 or digits[start - 1] in _NUMBER_STARTS:
+            found.add(rows[digits.count(b"\n", 0, start)][0])
+        start = digits.find(_LONG_DIGITS, start + len(_LONG_DIGITS))
+    return found
 
 
 def _pg_id_array(ids: list[int]) -> str:
@@ -95,7 +114,7 @@ def _pg_id_array(ids: list[int]) -> str:
 def _pg_seal_rows(cursor: Any, ids: list[int]) -> list[tuple[Any, ...]]:
     """The sealed columns of the records `ids` (in the `_PG_SEAL_READ_SQL` forms)."""
     cursor.adapters.register_loader("jsonb", _JsonbBytes)
-    cursor.execute(_PG_SEAL_READ_SQL, [_pg_id_array(ids)])
+    cursor.execute(_PG_SEAL_READ_SQL, [_pg_id_array(ids)], binary=True)
     rows: list[tuple[Any, ...]] = cursor.fetchall()
     return rows
 
@@ -142,9 +161,11 @@ def _pg_documents(rows: list[tuple[Any, ...]], counts: _MinuteCounts) -> dict[in
     """`record_canonical` of each row read by `_pg_seal_rows`, by id; each row is counted
     into `counts` on the way."""
     documents: dict[int, bytes] = {}
+    long_numbers = _long_number_ids(rows)
     for found in rows:
         values = list(found)
-        raw = values[_RAW] = _pg_raw(values[_RAW])
+        parse = json.loads if values[0] in long_numbers else orjson.loads
+        raw = values[_RAW] = parse(values[_RAW])
         counts.add(values, raw)
         for index in _TIMES:
             values[index] = _pg_plain_time(values[index])
@@ -153,7 +174,7 @@ def _pg_documents(rows: list[tuple[Any, ...]], counts: _MinuteCounts) -> dict[in
 
 
 def _read_ahead_rows(ids: list[int]) -> list[tuple[Any, ...]]:
-    """`_pg_seal_rows` on this thread's own connection (the read-ahead thread's)."""
+    """`_pg_seal_rows` on this thread's own connection (a read-ahead thread's)."""
     with transaction.atomic():
         _seal_read_settings()
         raw_connection = connection.connection
@@ -162,21 +183,27 @@ def _read_ahead_rows(ids: list[int]) -> list[tuple[Any, ...]]:
             return _pg_seal_rows(cursor, ids)
 
 
-def _close_connection() -> None:
+def _close_connection(closed: threading.Barrier) -> None:
     connection.close()  # this thread's
+    # Hold this reader until every reader has closed its own: the next close then runs on
+    # another thread (the executor starts one if none is idle), never on this one again.
+    with contextlib.suppress(threading.BrokenBarrierError):
+        closed.wait(timeout=10)
 
 
 class _ReadAhead:
-    """The records of a sealing transaction, read on a second connection while this
-    connection hashes and writes: PostgreSQL reads and sends the next chunk while Python
+    """The records of a sealing transaction, read on other connections while this
+    connection hashes and writes: PostgreSQL reads and sends the next chunks while Python
     builds the canonical JSON of the one before, instead of the two taking turns (Python's
-    part holds the GIL; waiting for PostgreSQL does not).
+    part holds the GIL; waiting for PostgreSQL does not). With two readers PostgreSQL
+    reads two chunks at once, on both cores of a small machine: with one, the hashing
+    waited for its rows (docs/benchmarks.md).
 
-    The reader is one thread (so one Django connection of its own) for the process. It
-    sees committed rows only, so it serves a sealer that runs outside any transaction of
-    its caller. The rows it reads cannot change under the sealer: records are never
-    updated, and retention, the only thing that deletes them, waits for the agent's
-    ChainHead lock that the sealer holds."""
+    The readers are READ_AHEAD_READERS threads (so Django connections of their own) for
+    the process. They see committed rows only, so they serve a sealer that runs outside
+    any transaction of its caller. The rows they read cannot change under the sealer:
+    records are never updated, and retention, the only thing that deletes them, waits for
+    the agent's ChainHead lock that the sealer holds."""
 
     _executor: concurrent.futures.ThreadPoolExecutor | None = None
     _lock = threading.Lock()
@@ -186,7 +213,7 @@ class _ReadAhead:
         with cls._lock:
             if cls._executor is None:
                 cls._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=1, thread_name_prefix="seal-read-ahead"
+                    max_workers=READ_AHEAD_READERS, thread_name_prefix="seal-read-ahead"
                 )
             return cls._executor
 
@@ -213,12 +240,15 @@ class _ReadAhead:
 
     @classmethod
     def release(cls) -> None:
-        """Hand the reader's connection back (to the pool, or closed)."""
-        cls.executor().submit(_close_connection).result()
+        """Hand the readers' connections back (to the pool, or closed)."""
+        executor = cls.executor()
+        closed = threading.Barrier(READ_AHEAD_READERS)
+        for future in [executor.submit(_close_connection, closed) for _ in range(closed.parties)]:
+            future.result()
 
     @classmethod
     def forget(cls) -> None:
-        """In a forked child: the parent's reader thread does not exist there."""
+        """In a forked child: the parent's reader threads do not exist there."""
         cls._executor = None
         cls._lock = threading.Lock()
 

@@ -42,6 +42,13 @@ AWKWARD: list[dict[str, Any]] = [
         "tool_name": "\\N",
         "custom_agent": "{a,b}",
     },
+    # PostgreSQL writes these strings' JSON for the sealer: every control character, DEL,
+    # a character past the BMP, and the separators JavaScript treats as line ends.
+    {
+        "session_id": "".join(map(chr, range(1, 32))) + "\x7f",
+        "decided_hook": "😀 \u2028\u2029 \ufeff",
+        "hook_ids": ["\x01\x1f", "😀", "\\u0041"],
+    },
     {"decided_by": None, "fold_truncated": None, "hook_ids": []},
     {"fold_truncated": False, "decided_by": 2**31 - 1, "sequence": -(2**63)},
     # raw: unsorted and nested keys, floats, exponents, unicode, 64-bit integers (orjson
@@ -64,7 +71,7 @@ AWKWARD: list[dict[str, Any]] = [
 
 @pytest.mark.postgresql
 def test_the_fast_reader_hashes_what_the_reference_reader_hashes(client, sre):
-    ingest(client, sre, ["ls", "rm", "audit", "deploy"])
+    ingest(client, sre, ["ls", "rm", "audit", "deploy", "grep"])
     records = list(InterceptionRecord.objects.filter(agent=sre.agent).order_by("id"))
     assert len(records) >= len(AWKWARD)
     for record, values in zip(records, AWKWARD, strict=False):
@@ -85,6 +92,28 @@ def test_the_fast_reader_hashes_what_the_reference_reader_hashes(client, sre):
     # And through the sealer: the chain it writes verifies with the reference reader.
     assert chain.chain_seal(sre.agent.pk) == len(ids)
     assert chain.chain_verify(sre.agent).ok
+
+
+@pytest.mark.parametrize(
+    ("raw", "long"),
+    [
+        (b'{"n": 12345678901234567890}', True),
+        (b'{"n": [1, 12345678901234567890]}', True),
+        (b'{"n": [12345678901234567890]}', True),
+        (b'{"n": -9223372036854775809}', True),
+        (b"12345678901234567890", True),
+        # Digests hold long runs of decimal digits: not numbers.
+        (b'{"id": "sha256:ab1234567890123456789012c"}', False),
+        (b'{"id": "x1234567890123456789012"}', False),
+        (b'{"n": 123456789012345678}', False),  # 18 digits: orjson reads them exactly
+        # In a string after a space: read by json.loads, which reads it the same.
+        (b'{"s": "id 1234567890123456789"}', True),
+    ],
+)
+def test_the_sealer_finds_the_raw_texts_with_long_numbers(raw: bytes, long: bool) -> None:
+    rows = [(1, b'{"a": "sha256:0123456789012345678901"}'), (7, raw), (9, b'{"n": 1}')]
+    rows = [(pk, *(None,) * (chain_pg._RAW - 1), text) for pk, text in rows]
+    assert chain_pg._long_number_ids(rows) == ({7} if long else set())
 
 
 @pytest.mark.postgresql
@@ -167,12 +196,13 @@ def test_a_record_purged_before_its_seal_is_skipped_not_sealed(client, sre):
 
 @pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
-def test_a_large_backlog_is_read_ahead_on_a_second_connection_and_sealed_as_one_read_would(
+def test_a_large_backlog_is_read_ahead_on_other_connections_and_sealed_as_one_read_would(
     client, sre, monkeypatch
 ):
-    """Outside any transaction of its caller (as in a worker) a backlog is read in chunks on
-    the read-ahead thread's own connection: the seals, their order and the rollups are those
-    of the single read, and the reader's connection is handed back afterwards."""
+    """Outside any transaction of its caller (as in a worker) a backlog is read in chunks by
+    the read-ahead threads, each on its own connection: the seals, their order and the
+    rollups are those of the single read, and the readers' connections are handed back
+    afterwards."""
     import threading
 
     monkeypatch.setattr(chain_pg, "READ_AHEAD_CHUNK", 3)
@@ -198,12 +228,13 @@ def test_a_large_backlog_is_read_ahead_on_a_second_connection_and_sealed_as_one_
 
     assert len(readers) == -(-len(pending) // 3)  # every chunk, none on this thread
     assert threading.get_ident() not in readers
+    assert len(set(readers)) == chain_pg.READ_AHEAD_READERS  # reading at once
     seals = list(RecordSeal.objects.filter(agent=sre.agent).order_by("chain_seq"))
     assert [s.record_id for s in seals] == pending
     assert chain.chain_verify(sre.agent).ok
     assert_rollups_match_records()
     assert stored_counts()[1]  # the sessions hold blocked records, counted by hook and reason
-    with connection.cursor() as cursor:  # the reader's session is not left in use
+    with connection.cursor() as cursor:  # the readers' sessions are not left in use
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
             "AND pid <> pg_backend_pid() AND state <> 'idle'"
