@@ -1,6 +1,6 @@
 """The PostgreSQL sealer of audit.chain: one read of the sealed columns by id, the
 canonical JSON built and the rollups folded from those rows, the seals streamed into one
-COPY; a backlog read ahead on a second connection (`_ReadAhead`). Called by
+COPY; a backlog read ahead on other connections (`_ReadAhead`). Called by
 `audit.chain.chain_seal` in its transaction, holding the agent's ChainHead lock."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ _NUMBER_STARTS = frozenset(b" [-\n")
 
 def _long_number_ids(rows: list[tuple[Any, ...]]) -> set[int]:
     """The ids of the rows whose raw text may hold such a number. One search of the texts
-    joined by newlines (jsonb's text has none: it escapes them), a third of the time of a
+    joined by newlines (jsonb's text has none: it escapes them), about half the time of a
     search of each; a run of 19 digits counts where a number can start in jsonb's text:
     after a space (": ", ", "), "[" or "-". The runs in hexadecimal digests ("sha256:…",
     in most records) follow a letter, a digit or a colon; a run in a string after a space

@@ -42,8 +42,8 @@ AWKWARD: list[dict[str, Any]] = [
         "tool_name": "\\N",
         "custom_agent": "{a,b}",
     },
-    # PostgreSQL writes these strings' JSON for the sealer: every control character, DEL,
-    # a character past the BMP, and the separators JavaScript treats as line ends.
+    # Strings whose JSON escapes or passes through: every control character, DEL, a
+    # character past the BMP, and the separators JavaScript treats as line ends.
     {
         "session_id": "".join(map(chr, range(1, 32))) + "\x7f",
         "decided_hook": "😀 \u2028\u2029 \ufeff",
