@@ -60,23 +60,27 @@ _PG_TYPES: dict[Kind, str] = {
 _PG_CASTS: dict[Kind, str] = {Kind.TEXT_LIST: "::text[]", Kind.JSON: "::jsonb"}
 
 
-# A batch's first statement sets the transaction's timeouts and, for the COPY, takes the
-# batch's ids and queues them for sealing, in one round trip. The seal-queue row's foreign
-# key is also what keeps the batch from being stored for an agent deleted meanwhile (its
-# check at commit waits for the agent's row; the records themselves have no foreign key,
-# migration 0015). Named params: lock, statement; the COPY's also sequence, count, agent, now.
-_PG_SETTINGS = (
+# A batch's first statement sets the transaction's timeouts, reads the keys of the agent's
+# hooks that opted in to "record its reason" (`strip_unopted_reasons`) and, for the COPY,
+# takes the batch's ids and queues them for sealing, in one round trip. The seal-queue
+# row's foreign key is also what keeps the batch from being stored for an agent deleted
+# meanwhile (its check at commit waits for the agent's row; the records themselves have no
+# foreign key, migration 0015). Named params: lock, statement, agent; the COPY's also
+# sequence, count, now. Its last two columns: the opted-in keys, then (COPY) the ids.
+_PG_START_COLUMNS = (
     "set_config('lock_timeout', %(lock)s, true), "
-    "set_config('statement_timeout', %(statement)s, true)"
+    "set_config('statement_timeout', %(statement)s, true), "
+    "(SELECT coalesce(array_agg(key), '{}') FROM agents_hook "
+    "WHERE agent_id = %(agent)s AND record_reason)"
 )
 _PG_COPY_START_SQL = (
     "WITH ids AS MATERIALIZED "  # noqa: S608 - fixed names
     "(SELECT nextval(%(sequence)s::regclass) AS id FROM generate_series(1, %(count)s)), "
     "pending AS (INSERT INTO audit_recordsealpending (agent_id, record_ids, created_at) "
     "SELECT %(agent)s, jsonb_agg(id ORDER BY id), %(now)s FROM ids) "
-    f"SELECT {_PG_SETTINGS}, (SELECT array_agg(id ORDER BY id) FROM ids)"
+    f"SELECT {_PG_START_COLUMNS}, (SELECT array_agg(id ORDER BY id) FROM ids)"
 )
-_PG_INSERT_START_SQL = f"SELECT {_PG_SETTINGS}"
+_PG_INSERT_START_SQL = f"SELECT {_PG_START_COLUMNS}"
 
 
 def _pg_insert_sql() -> str:
@@ -143,9 +147,9 @@ def _pg_id_sequence() -> str:
 _PG_COPY_SQL = copy_sql("audit_interceptionrecord")
 
 
-def _pg_start(cursor: Any, sql: str, **params: Any) -> Any:
+def _pg_start(cursor: Any, sql: str, **params: Any) -> tuple[Any, ...]:
     """Run a batch's first statement (`_PG_COPY_START_SQL` or `_PG_INSERT_START_SQL`)
-    and return its last column."""
+    and return its columns after the two timeouts."""
     timeouts = {
         "lock": str(settings.CONSOLE_RECORD_INGEST_LOCK_TIMEOUT_MS),
         "statement": str(settings.CONSOLE_RECORD_INGEST_STATEMENT_TIMEOUT_MS),
@@ -153,16 +157,17 @@ def _pg_start(cursor: Any, sql: str, **params: Any) -> Any:
     cursor.execute(sql, {**timeouts, **params})
     found = cursor.fetchone()
     assert found is not None
-    return found[-1]
+    return tuple(found[2:])
 
 
 def _pg_copy(cursor: Any, agent: Agent, items: list[ValidItem], now: dt.datetime) -> int:
     """COPY the (already de-duplicated) items with ids allocated and queued for sealing by
     the first statement, in PostgreSQL's binary format (`audit.record_copy`)."""
     sequence = _pg_id_sequence()
-    ids = _pg_start(
+    opted_in, ids = _pg_start(
         cursor, _PG_COPY_START_SQL, sequence=sequence, count=len(items), agent=agent.pk, now=now
     )
+    strip_unopted_reasons(items, lambda: opted_in)
     with cursor.copy(_PG_COPY_SQL) as copy:
         write_rows(copy, ids, agent.pk, now, items)
     return len(ids)
@@ -170,7 +175,8 @@ def _pg_copy(cursor: Any, agent: Agent, items: list[ValidItem], now: dt.datetime
 
 def _pg_insert(cursor: Any, agent: Agent, items: list[ValidItem], now: dt.datetime) -> int:
     """INSERT … ON CONFLICT DO NOTHING: stores what is new, queues it for sealing."""
-    _pg_start(cursor, _PG_INSERT_START_SQL)
+    (opted_in,) = _pg_start(cursor, _PG_INSERT_START_SQL, agent=agent.pk)
+    strip_unopted_reasons(items, lambda: opted_in)
     rows = [item.row() for item in items]
     cursor.execute(_PG_INSERT_SQL, [*_pg_arrays(rows, now), agent.pk, now, agent.pk, now])
     found = cursor.fetchone()
@@ -193,6 +199,7 @@ def _store_postgresql(
 
 
 def _store_portable(agent: Agent, items: list[ValidItem], now: dt.datetime) -> int:
+    strip_unopted_reasons(items, lambda: reason_hook_keys(agent))
     sessions = {session for session, _sequence in (item.key for item in items)}
     existing = set(
         InterceptionRecord.objects.filter(agent=agent, session_id__in=sessions).values_list(
@@ -233,9 +240,9 @@ def records_ingest(*, actor: Actor | None, agent: Agent, items: list[ValidItem])
     token's agent, never the body's), all or nothing; duplicates of (agent, session_id,
     sequence) are counted, not stored. Returns after commit. Sealing is scheduled on
     commit. Raises Unavailable when the database can't take the batch (down, locked,
-    overloaded): nothing stored."""
-    # Payload-free: only hooks an admin opted in keep their reason text (docs/audit-storage.md).
-    strip_unopted_reasons(items, lambda: reason_hook_keys(agent))
+    overloaded): nothing stored. Payload-free: the messages of hooks an admin did not opt
+    in to "record its reason" are stripped inside the write's transaction
+    (`strip_unopted_reasons`, docs/audit-storage.md)."""
     unique: dict[tuple[str, int], ValidItem] = {}
     for item in items:
         unique.setdefault(item.key, item)

@@ -136,6 +136,24 @@ def test_ingest_keeps_the_words_of_an_opted_in_hook_of_this_agent_only(sre, othe
     assert "message" not in stored[2].raw["verdict"] and stored[2].recorded_reasons == []
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_with_a_stored_record_is_stripped_the_same_way(sre):
+    """A batch holding an already stored key is written by the INSERT fallback on
+    PostgreSQL (the COPY's transaction rolled back): its new records keep only the words
+    of the opted-in hook, as in any batch."""
+    mine = _hook(sre.agent, "restart guard", record_reason=True)
+    plain = _hook(sre.agent, "plain guard")
+    first = _denied(0, plain.key)
+    _post(sre, first)
+    _post(sre, first, _denied(1, mine.key), _denied(2, plain.key))
+    stored = {r.sequence: r for r in InterceptionRecord.objects.filter(agent=sre.agent)}
+    assert sorted(stored) == [0, 1, 2]
+    assert stored[1].raw["verdict"]["message"] == WORDS
+    assert stored[1].recorded_reasons == [(mine.key, WORDS)]
+    assert "message" not in stored[0].raw["verdict"]
+    assert "message" not in stored[2].raw["verdict"] and stored[2].recorded_reasons == []
+
+
 # ---- pages ---------------------------------------------------------------------------------
 
 
