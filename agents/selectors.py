@@ -326,6 +326,14 @@ def reason_hook_keys(agent: Agent) -> frozenset[str]:
     return frozenset(rows)
 
 
+# The same keys as one SQL expression (a text[]; named parameter `agent`, the agent's id):
+# PostgreSQL's ingest reads them inside its batch's first statement, not in a query of their own.
+REASON_HOOK_KEYS_SQL = (
+    f"(SELECT coalesce(array_agg(key), '{{}}') FROM {Hook._meta.db_table} "  # noqa: S608 - fixed names
+    "WHERE agent_id = %(agent)s AND record_reason)"
+)
+
+
 @dataclass(frozen=True)
 class HookRef:
     """What a record shows of a hook it names: the hook now, or what the revision history

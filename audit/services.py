@@ -18,7 +18,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from agents.models import Agent
-from agents.selectors import reason_hook_keys
+from agents.selectors import REASON_HOOK_KEYS_SQL, reason_hook_keys
 from audit.chain import chain_schedule_seal
 from audit.dead_letters import DeadLetterRow
 from audit.models import (
@@ -70,8 +70,7 @@ _PG_CASTS: dict[Kind, str] = {Kind.TEXT_LIST: "::text[]", Kind.JSON: "::jsonb"}
 _PG_START_COLUMNS = (
     "set_config('lock_timeout', %(lock)s, true), "
     "set_config('statement_timeout', %(statement)s, true), "
-    "(SELECT coalesce(array_agg(key), '{}') FROM agents_hook "
-    "WHERE agent_id = %(agent)s AND record_reason)"
+    f"{REASON_HOOK_KEYS_SQL}"
 )
 _PG_COPY_START_SQL = (
     "WITH ids AS MATERIALIZED "  # noqa: S608 - fixed names
